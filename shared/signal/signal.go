@@ -1,0 +1,323 @@
+// Package signal is the versioned schema that metric prints and evaluate
+// reads: per-pod signals (queue, KV cache, GPU, latency histograms, counters,
+// startup times) and a fleet-level form for per-resource mode.
+//
+// Every optional reading is a pointer: nil means "not available", which is
+// never the same as zero. A pod whose scrape failed carries Error and is
+// treated by evaluate as missing.
+package signal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/cpa"
+)
+
+// Version is the schema version written in every report ("v").
+const Version = 1
+
+// Report is one metric-stage stdout document.
+//   - per-pod mode: Pods holds exactly one pod;
+//   - per-resource direct mode: Pods holds every pod of the target;
+//   - per-resource Prometheus mode: Fleet holds the aggregates, and Pods the
+//     pod objects (lifecycle only) when the pod list was available.
+type Report struct {
+	Version    int       `json:"v"`
+	ScrapeTime time.Time `json:"scrapeTime"`
+	Pods       []Pod     `json:"pods,omitempty"`
+	Fleet      *Fleet    `json:"fleet,omitempty"`
+}
+
+// Pod is what one pod tells us at one scrape.
+type Pod struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	Node      string `json:"node,omitempty"`
+	// Phase is the Kubernetes pod phase (Pending, Running, ...).
+	Phase       string `json:"phase,omitempty"`
+	Ready       bool   `json:"ready"`
+	Terminating bool   `json:"terminating,omitempty"`
+
+	CreatedAt *time.Time `json:"createdAt,omitempty"` // metadata.creationTimestamp
+	StartedAt *time.Time `json:"startedAt,omitempty"` // status.startTime (scheduled and accepted by the kubelet)
+	ReadyAt   *time.Time `json:"readyAt,omitempty"`   // Ready condition's lastTransitionTime, when Ready
+	// StartupSeconds is ReadyAt-CreatedAt for pods that became ready.
+	StartupSeconds *float64 `json:"startupSeconds,omitempty"`
+	// AgeSeconds is scrape time minus CreatedAt.
+	AgeSeconds *float64 `json:"ageSeconds,omitempty"`
+
+	ScrapeTime time.Time `json:"scrapeTime"`
+	// Server is the preset that mapped the metrics (vllm, sglang, tgi, ...).
+	Server string `json:"server,omitempty"`
+	// Error is set when the pod's metrics could not be read; then no
+	// server reading below is trustworthy and evaluate treats the pod as missing.
+	Error string `json:"error,omitempty"`
+
+	Waiting      *float64 `json:"waiting,omitempty"`      // requests queued, not yet scheduled
+	Running      *float64 `json:"running,omitempty"`      // requests in the running batch
+	KVCacheUsage *float64 `json:"kvCacheUsage,omitempty"` // 0-1
+
+	GPU *GPU `json:"gpu,omitempty"`
+
+	TTFT       *Histogram `json:"ttft,omitempty"`       // time to first token, seconds
+	E2E        *Histogram `json:"e2e,omitempty"`        // end-to-end request latency, seconds
+	QueueTime  *Histogram `json:"queueTime,omitempty"`  // time waiting before scheduling, seconds
+	InterToken *Histogram `json:"interToken,omitempty"` // inter-token latency, seconds
+
+	// Monotonic counters (cumulative since the server started).
+	RequestsTotal         *float64 `json:"requestsTotal,omitempty"` // finished requests
+	PromptTokensTotal     *float64 `json:"promptTokensTotal,omitempty"`
+	GenerationTokensTotal *float64 `json:"generationTokensTotal,omitempty"`
+	PreemptionsTotal      *float64 `json:"preemptionsTotal,omitempty"`
+
+	// Notes says what this server cannot tell (e.g. llama.cpp has no KV metric).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// GPU is the pod's accelerator activity, averaged over its GPUs.
+type GPU struct {
+	Utilization *float64 `json:"utilization,omitempty"` // 0-1 (duty cycle or engine activity)
+	SMActive    *float64 `json:"smActive,omitempty"`    // 0-1 where known
+	// Field names the source reading: DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_GR_ENGINE_ACTIVE, DCGM_FI_DEV_GPU_UTIL, nv_gpu_utilization, ...
+	Field  string `json:"field,omitempty"`
+	Source string `json:"source,omitempty"` // dcgm-exporter | dcgm | server
+	Count  int    `json:"count,omitempty"`  // GPUs seen
+	Error  string `json:"error,omitempty"`  // the GPU source failed; other signals are intact
+}
+
+// Bucket is one cumulative histogram bucket. The +Inf bucket is not listed:
+// its count is Histogram.Count.
+type Bucket struct {
+	UpperBound float64 `json:"le"`
+	Count      float64 `json:"c"`
+}
+
+// Histogram is a raw cumulative Prometheus histogram, units normalised to seconds.
+type Histogram struct {
+	Buckets []Bucket `json:"b"`
+	Sum     float64  `json:"sum"`
+	Count   float64  `json:"count"`
+}
+
+// Fleet is the per-resource form: aggregates over the target's pods,
+// typically from Prometheus.
+type Fleet struct {
+	Source string `json:"source"` // prometheus | direct
+	// Pods counted by the source (may differ from len(Report.Pods)).
+	ReadyPods    *int `json:"readyPods,omitempty"`
+	StartingPods *int `json:"startingPods,omitempty"`
+
+	Waiting     *float64 `json:"waiting,omitempty"` // sum over pods
+	Running     *float64 `json:"running,omitempty"` // sum over pods
+	KVCacheMean *float64 `json:"kvCacheMean,omitempty"`
+	KVCacheMax  *float64 `json:"kvCacheMax,omitempty"`
+	GPUUtilMean *float64 `json:"gpuUtilMean,omitempty"`
+
+	// Latency quantiles in seconds over Window, e.g. {"0.95": 1.2}.
+	TTFTQuantiles map[string]float64 `json:"ttftQuantiles,omitempty"`
+	E2EQuantiles  map[string]float64 `json:"e2eQuantiles,omitempty"`
+	// ArrivalRate is requests per second over Window.
+	ArrivalRate   *float64 `json:"arrivalRate,omitempty"`
+	WindowSeconds float64  `json:"windowSeconds,omitempty"`
+	// StalenessSeconds is the age of the newest sample behind these values.
+	StalenessSeconds *float64 `json:"stalenessSeconds,omitempty"`
+	// Errors lists queries that failed; the matching fields are nil.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// F returns a pointer to v (for building reports).
+func F(v float64) *float64 { return &v }
+
+// Encode writes the report as one compact JSON line.
+func (r *Report) Encode() ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encoding report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Decode parses one metric-stage value (a single JSON document, surrounding
+// whitespace allowed) and validates it.
+func Decode(value string) (*Report, error) {
+	var probe struct {
+		Version *int `json:"v"`
+	}
+	if err := json.Unmarshal([]byte(value), &probe); err != nil {
+		return nil, fmt.Errorf("signal report is not valid JSON: %w", err)
+	}
+	if probe.Version == nil {
+		return nil, errors.New("signal report has no version field \"v\"")
+	}
+	if *probe.Version != Version {
+		return nil, fmt.Errorf("signal report version %d is not supported (this build reads %d)", *probe.Version, Version)
+	}
+	var r Report
+	if err := cpa.DecodeStrict([]byte(value), &r); err != nil {
+		return nil, fmt.Errorf("signal report: %w", err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Validate rejects reports no honest source produces: NaN or infinite
+// values, negative gauges or counters, fractions above 1 (with a little
+// slack for rounding), and histograms that are not cumulative.
+func (r *Report) Validate() error {
+	if r.Version != Version {
+		return fmt.Errorf("signal report version %d is not supported (this build reads %d)", r.Version, Version)
+	}
+	if len(r.Pods) == 0 && r.Fleet == nil {
+		return errors.New("signal report has neither pods nor fleet")
+	}
+	for i := range r.Pods {
+		if err := r.Pods[i].validate(); err != nil {
+			return fmt.Errorf("pods[%d] (%s): %w", i, r.Pods[i].Name, err)
+		}
+	}
+	if r.Fleet != nil {
+		if err := r.Fleet.validate(); err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+	}
+	return nil
+}
+
+const fractionSlack = 1.0001
+
+func checkCount(name string, v *float64) error {
+	if v == nil {
+		return nil
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return fmt.Errorf("%s is not a finite number", name)
+	}
+	if *v < 0 {
+		return fmt.Errorf("%s is negative (%g)", name, *v)
+	}
+	return nil
+}
+
+func checkFraction(name string, v *float64) error {
+	if err := checkCount(name, v); err != nil {
+		return err
+	}
+	if v != nil && *v > fractionSlack {
+		return fmt.Errorf("%s is %g, above 1 (fractions are 0-1)", name, *v)
+	}
+	return nil
+}
+
+func (p *Pod) validate() error {
+	if p.Name == "" {
+		return errors.New("missing name")
+	}
+	for _, c := range []struct {
+		n string
+		v *float64
+	}{{"waiting", p.Waiting}, {"running", p.Running}, {"startupSeconds", p.StartupSeconds},
+		{"ageSeconds", p.AgeSeconds}, {"requestsTotal", p.RequestsTotal},
+		{"promptTokensTotal", p.PromptTokensTotal}, {"generationTokensTotal", p.GenerationTokensTotal},
+		{"preemptionsTotal", p.PreemptionsTotal}} {
+		if err := checkCount(c.n, c.v); err != nil {
+			return err
+		}
+	}
+	if err := checkFraction("kvCacheUsage", p.KVCacheUsage); err != nil {
+		return err
+	}
+	if p.GPU != nil {
+		if err := checkFraction("gpu.utilization", p.GPU.Utilization); err != nil {
+			return err
+		}
+		if err := checkFraction("gpu.smActive", p.GPU.SMActive); err != nil {
+			return err
+		}
+	}
+	for _, h := range []struct {
+		n string
+		h *Histogram
+	}{{"ttft", p.TTFT}, {"e2e", p.E2E}, {"queueTime", p.QueueTime}, {"interToken", p.InterToken}} {
+		if err := h.h.validate(); err != nil {
+			return fmt.Errorf("%s: %w", h.n, err)
+		}
+	}
+	return nil
+}
+
+func (h *Histogram) validate() error {
+	if h == nil {
+		return nil
+	}
+	if err := checkCount("count", &h.Count); err != nil {
+		return err
+	}
+	if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
+		return errors.New("sum is not a finite number")
+	}
+	prevLe, prevC := math.Inf(-1), 0.0
+	for i, b := range h.Buckets {
+		if math.IsNaN(b.UpperBound) || math.IsInf(b.UpperBound, 0) {
+			return fmt.Errorf("bucket %d: bound is not finite (the +Inf bucket is Count)", i)
+		}
+		if err := checkCount("bucket count", &b.Count); err != nil {
+			return fmt.Errorf("bucket %d: %w", i, err)
+		}
+		if b.UpperBound <= prevLe {
+			return fmt.Errorf("bucket %d: bounds not increasing", i)
+		}
+		if b.Count < prevC {
+			return fmt.Errorf("bucket %d: counts not cumulative", i)
+		}
+		prevLe, prevC = b.UpperBound, b.Count
+	}
+	if h.Count < prevC {
+		return errors.New("count is below the last bucket")
+	}
+	return nil
+}
+
+func (f *Fleet) validate() error {
+	for _, c := range []struct {
+		n string
+		v *float64
+	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}} {
+		if err := checkCount(c.n, c.v); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		n string
+		v *float64
+	}{{"kvCacheMean", f.KVCacheMean}, {"kvCacheMax", f.KVCacheMax}, {"gpuUtilMean", f.GPUUtilMean}} {
+		if err := checkFraction(c.n, c.v); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		n string
+		v *int
+	}{{"readyPods", f.ReadyPods}, {"startingPods", f.StartingPods}} {
+		if c.v != nil && *c.v < 0 {
+			return fmt.Errorf("%s is negative", c.n)
+		}
+	}
+	for name, m := range map[string]map[string]float64{"ttftQuantiles": f.TTFTQuantiles, "e2eQuantiles": f.E2EQuantiles} {
+		for q, v := range m {
+			v := v
+			if err := checkCount(name+"["+q+"]", &v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -77,7 +77,9 @@ type StatusError struct {
 	Message string
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("kubernetes API: HTTP %d: %s", e.Code, e.Message) }
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("kubernetes API: HTTP %d: %s", e.Code, e.Message)
+}
 
 // IsNotFound reports whether err is an API 404.
 func IsNotFound(err error) bool {

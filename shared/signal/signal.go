@@ -150,7 +150,7 @@ func Decode(value string) (*Report, error) {
 	var probe struct {
 		Version *int `json:"v"`
 	}
-	if err := json.Unmarshal([]byte(value), &probe); err != nil {
+	if err := cpa.DecodeStrict([]byte(value), &probe); err != nil {
 		return nil, fmt.Errorf("signal report is not valid JSON: %w", err)
 	}
 	if probe.Version == nil {

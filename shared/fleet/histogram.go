@@ -1,0 +1,107 @@
+package fleet
+
+import (
+	"math"
+
+	"github.com/inferscale/inferscale/shared/signal"
+)
+
+// histDelta returns cur minus prev bucket by bucket. When the histogram was
+// reset (any count went down) or prev is absent, cur itself is the delta
+// (everything it counts happened since the reset). ok is false when the
+// bucket layouts differ and no delta can be formed.
+func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
+	if cur == nil {
+		return signal.Histogram{}, false
+	}
+	if prev == nil || cur.Count < prev.Count {
+		return copyHist(cur), true
+	}
+	if len(cur.Buckets) != len(prev.Buckets) {
+		return signal.Histogram{}, false
+	}
+	d.Buckets = make([]signal.Bucket, len(cur.Buckets))
+	for i, b := range cur.Buckets {
+		p := prev.Buckets[i]
+		if b.UpperBound != p.UpperBound {
+			return signal.Histogram{}, false
+		}
+		if b.Count < p.Count {
+			return copyHist(cur), true // reset
+		}
+		d.Buckets[i] = signal.Bucket{UpperBound: b.UpperBound, Count: b.Count - p.Count}
+	}
+	d.Count = cur.Count - prev.Count
+	d.Sum = cur.Sum - prev.Sum
+	return d, true
+}
+
+func copyHist(h *signal.Histogram) signal.Histogram {
+	c := signal.Histogram{Sum: h.Sum, Count: h.Count, Buckets: make([]signal.Bucket, len(h.Buckets))}
+	copy(c.Buckets, h.Buckets)
+	return c
+}
+
+// merge adds d into acc. Histograms with another bucket layout are merged
+// onto acc's bounds by reading d's cumulative step function at each bound
+// (an under-estimate inside a bucket, exact at shared bounds).
+func merge(acc *signal.Histogram, d signal.Histogram) {
+	if acc.Buckets == nil && acc.Count == 0 {
+		*acc = d
+		acc.Buckets = append([]signal.Bucket(nil), d.Buckets...)
+		return
+	}
+	same := len(acc.Buckets) == len(d.Buckets)
+	for i := 0; same && i < len(d.Buckets); i++ {
+		same = acc.Buckets[i].UpperBound == d.Buckets[i].UpperBound
+	}
+	for i := range acc.Buckets {
+		if same {
+			acc.Buckets[i].Count += d.Buckets[i].Count
+			continue
+		}
+		acc.Buckets[i].Count += cumulativeAt(d, acc.Buckets[i].UpperBound)
+	}
+	acc.Count += d.Count
+	acc.Sum += d.Sum
+}
+
+func cumulativeAt(h signal.Histogram, le float64) float64 {
+	c := 0.0
+	for _, b := range h.Buckets {
+		if b.UpperBound > le {
+			break
+		}
+		c = b.Count
+	}
+	return c
+}
+
+// Quantile estimates the q-quantile (0 < q < 1) of a cumulative histogram
+// the way Prometheus' histogram_quantile does: linear interpolation inside
+// the bucket, the highest finite bound when the rank falls in +Inf.
+// It returns NaN when the histogram is empty.
+func Quantile(h signal.Histogram, q float64) float64 {
+	if h.Count <= 0 || math.IsNaN(q) || q <= 0 || q >= 1 {
+		return math.NaN()
+	}
+	rank := q * h.Count
+	lowerBound, lowerCount := 0.0, 0.0
+	for _, b := range h.Buckets {
+		if b.Count >= rank {
+			if b.Count == lowerCount {
+				return b.UpperBound
+			}
+			lo := lowerBound
+			if b.UpperBound <= 0 {
+				return b.UpperBound
+			}
+			return lo + (b.UpperBound-lo)*(rank-lowerCount)/(b.Count-lowerCount)
+		}
+		lowerBound, lowerCount = b.UpperBound, b.Count
+	}
+	if len(h.Buckets) == 0 {
+		return math.NaN()
+	}
+	return h.Buckets[len(h.Buckets)-1].UpperBound
+}

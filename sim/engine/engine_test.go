@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/scaler"
+	"github.com/inferscale/inferscale/sim/workload"
+)
+
+// sliceSource replays a fixed list of requests.
+type sliceSource struct {
+	reqs []workload.Request
+	i    int
+}
+
+func (s *sliceSource) Next() (workload.Request, bool, error) {
+	if s.i >= len(s.reqs) {
+		return workload.Request{}, false, nil
+	}
+	s.i++
+	return s.reqs[s.i-1], true, nil
+}
+func (s *sliceSource) Close() error { return nil }
+
+// poisson makes n requests at rate per second with random lengths.
+func poisson(seed uint64, n int, rate float64, in, out int) *sliceSource {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t := 0.0
+	s := &sliceSource{}
+	for i := 0; i < n; i++ {
+		t += rng.ExpFloat64() / rate
+		s.reqs = append(s.reqs, workload.Request{
+			Arrival:      time.Duration(t * float64(time.Second)),
+			InputTokens:  1 + rng.IntN(2*in),
+			OutputTokens: 1 + rng.IntN(2*out),
+		})
+	}
+	return s
+}
+
+type fixed struct{ n int }
+
+func (f fixed) Name() string                              { return "fixed" }
+func (f fixed) Period() time.Duration                     { return 15 * time.Second }
+func (f fixed) Recommend(scaler.Observation) (int, error) { return f.n, nil }
+
+// stepper asks for a scripted replica count over time, to exercise scale
+// down with requests in flight.
+type stepper struct{ plan func(t float64) int }
+
+func (s stepper) Name() string          { return "stepper" }
+func (s stepper) Period() time.Duration { return 5 * time.Second }
+func (s stepper) Recommend(o scaler.Observation) (int, error) {
+	return s.plan(o.Now.Sub(DefaultConfig().Base).Seconds()), nil
+}
+
+func TestConservationEveryRequestCountedOnce(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DrainGraceSeconds = 2 // make kills likely
+	cfg.InitialReplicas = 4
+	src := poisson(3, 6000, 20, 3000, 300)
+	// A long request that cannot fit the KV cache is rejected.
+	src.reqs = append(src.reqs, workload.Request{Arrival: src.reqs[len(src.reqs)-1].Arrival, InputTokens: 500000, OutputTokens: 10})
+	pol := stepper{plan: func(t float64) int {
+		if int(t/60)%2 == 0 {
+			return 5
+		}
+		return 2
+	}}
+	res, err := Run(context.Background(), cfg, src, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != len(src.reqs) {
+		t.Fatalf("requests %d, want %d", res.Requests, len(src.reqs))
+	}
+	if got := res.Completed + res.Rejected + res.Killed; got != res.Requests {
+		t.Fatalf("completed %d + rejected %d + killed %d = %d, want %d", res.Completed, res.Rejected, res.Killed, got, res.Requests)
+	}
+	if res.Killed == 0 {
+		t.Errorf("expected some requests killed by 2 s drains, got none")
+	}
+	if res.RejectedTooLong != 1 {
+		t.Errorf("rejected too long = %d, want 1", res.RejectedTooLong)
+	}
+	inf, nan := 0, 0
+	for _, v := range res.TTFT {
+		switch {
+		case math.IsNaN(float64(v)):
+			nan++
+		case math.IsInf(float64(v), 1):
+			inf++
+		}
+	}
+	if nan != 0 || inf != res.Rejected+res.Killed {
+		t.Errorf("TTFT slots: %d unset, %d +Inf; want 0 and %d", nan, inf, res.Rejected+res.Killed)
+	}
+	if res.TTFTMet > res.Completed || res.E2EMet > res.Completed {
+		t.Errorf("met counts above completions: %+v", res)
+	}
+	// GPU time covers at least the warm pods for the whole run.
+	if res.GPUSeconds < 2*res.EndSeconds {
+		t.Errorf("GPU seconds %.0f below the 2 always-on pods over %.0f s", res.GPUSeconds, res.EndSeconds)
+	}
+}
+
+func TestDeterministicForASeed(t *testing.T) {
+	run := func(seed uint64) *Result {
+		cfg := DefaultConfig()
+		cfg.Seed = seed
+		pol := stepper{plan: func(t float64) int { return 1 + int(t/100)%4 }}
+		res, err := Run(context.Background(), cfg, poisson(5, 3000, 10, 2000, 200), pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := run(1), run(1)
+	if a.GPUSeconds != b.GPUSeconds || a.TTFTMet != b.TTFTMet || len(a.ScaleEvents) != len(b.ScaleEvents) {
+		t.Fatalf("same seed, different results: %v/%v %d/%d", a.GPUSeconds, b.GPUSeconds, a.TTFTMet, b.TTFTMet)
+	}
+	for i := range a.TTFT {
+		if a.TTFT[i] != b.TTFT[i] {
+			t.Fatalf("request %d: TTFT %v vs %v", i, a.TTFT[i], b.TTFT[i])
+		}
+	}
+	c := run(2)
+	if c.GPUSeconds == a.GPUSeconds {
+		t.Errorf("different seeds gave identical GPU time %.3f (startup draws ignored the seed?)", a.GPUSeconds)
+	}
+}
+
+// TestCalibrationReproducesPublishedSweep replays the InferenceBench
+// concurrency sweep cited in Llama31_8B_H100 (closed loop, fixed
+// concurrency) and compares TPOT and throughput within 15%.
+func TestCalibrationReproducesPublishedSweep(t *testing.T) {
+	m := Llama31_8B_H100()
+	const in, out = 400, 256 // a short chat prompt
+	for _, c := range []struct {
+		conc       int
+		tpotMs     float64
+		throughput float64 // output tok/s, 0 = not published for this point
+	}{{1, 6.48, 0}, {4, 6.59, 0}, {16, 10.94, 1384.2}} {
+		// Closed loop at steady state: every step decodes conc sequences
+		// whose KV grows from in to in+out.
+		var total float64
+		for k := 0; k < out; k++ {
+			total += m.DecodeStep(c.conc, c.conc*(in+k))
+		}
+		tpot := total / out * 1000
+		if rel := math.Abs(tpot-c.tpotMs) / c.tpotMs; rel > 0.15 {
+			t.Errorf("concurrency %d: TPOT %.2f ms, published %.2f ms (%.0f%% off)", c.conc, tpot, c.tpotMs, rel*100)
+		}
+		if c.throughput > 0 {
+			// Prefill of each new prompt interleaves with decoding.
+			perReq := total + m.PerPrefillToken*in
+			got := float64(c.conc*out) / perReq
+			if rel := math.Abs(got-c.throughput) / c.throughput; rel > 0.15 {
+				t.Errorf("concurrency %d: %.0f tok/s, published %.0f (%.0f%% off)", c.conc, got, c.throughput, rel*100)
+			}
+		}
+	}
+}
+
+func TestEngineMatchesTimeModelForOneRequest(t *testing.T) {
+	cfg := DefaultConfig()
+	src := &sliceSource{reqs: []workload.Request{{Arrival: time.Second, InputTokens: 1000, OutputTokens: 101}}}
+	res, err := Run(context.Background(), cfg, src, fixed{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Model
+	wantTTFT := m.Iteration(1000, 0, 1000)
+	if got := float64(res.TTFT[0]); math.Abs(got-wantTTFT) > 1e-6 {
+		t.Errorf("TTFT %.6f, want %.6f", got, wantTTFT)
+	}
+	wantEnd := 1 + wantTTFT
+	for k := 0; k < 100; k++ {
+		wantEnd += m.DecodeStep(1, 1001+k)
+	}
+	if math.Abs(res.EndSeconds-wantEnd) > 1e-6 {
+		t.Errorf("finished at %.6f, want %.6f", res.EndSeconds, wantEnd)
+	}
+}
+
+func TestKVPressureCausesPreemptionsNotLoss(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Model.KVCapacity = 60000
+	src := poisson(9, 400, 40, 4000, 2000)
+	res, err := Run(context.Background(), cfg, src, fixed{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Preemptions == 0 {
+		t.Errorf("no preemptions with a 60k-token KV cache under 40 req/s of 4k+2k tokens")
+	}
+	if res.Completed != res.Requests {
+		t.Errorf("completed %d of %d; preempted requests must still finish", res.Completed, res.Requests)
+	}
+}
+
+func TestScaleDownFollowsReplicaSetOrder(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.InitialReplicas = 2
+	src := poisson(1, 200, 1, 100, 10)
+	var seen []scaler.Observation
+	pol := recorder{plan: func(t float64) int {
+		switch {
+		case t < 20:
+			return 4 // two new pods, still starting at t=20
+		default:
+			return 3 // must delete one of the starting pods, not a ready one
+		}
+	}, seen: &seen}
+	res, err := Run(context.Background(), cfg, src, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res
+	for _, o := range seen {
+		if o.Now.Sub(cfg.Base).Seconds() == 25 {
+			ready, starting := 0, 0
+			for _, p := range o.Pods {
+				switch p.Phase {
+				case scaler.Ready:
+					ready++
+				case scaler.Starting, scaler.Pending:
+					starting++
+				case scaler.Draining:
+					t.Errorf("a ready pod was drained while a starting one existed: %+v", p)
+				}
+			}
+			if ready != 2 || starting != 1 {
+				t.Errorf("at t=25: %d ready, %d starting; want 2 and 1", ready, starting)
+			}
+			return
+		}
+	}
+	t.Fatal("no observation at t=25")
+}
+
+type recorder struct {
+	plan func(t float64) int
+	seen *[]scaler.Observation
+}
+
+func (r recorder) Name() string          { return "recorder" }
+func (r recorder) Period() time.Duration { return 5 * time.Second }
+func (r recorder) Recommend(o scaler.Observation) (int, error) {
+	*r.seen = append(*r.seen, o)
+	return r.plan(o.Now.Sub(DefaultConfig().Base).Seconds()), nil
+}
+
+func TestMetricsAreLaggedAndValid(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MetricLagSeconds = 20
+	var seen []scaler.Observation
+	pol := recorder{plan: func(float64) int { return 1 }, seen: &seen}
+	if _, err := Run(context.Background(), cfg, poisson(2, 500, 5, 500, 50), pol); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, o := range seen {
+		for _, p := range o.Pods {
+			if p.Metrics == nil {
+				if o.Now.Sub(cfg.Base) >= 25*time.Second {
+					t.Errorf("ready pod without metrics at %s", o.Now)
+				}
+				continue
+			}
+			age := o.Now.Sub(p.Metrics.ScrapeTime).Seconds()
+			if age < 20 || age >= 25 {
+				t.Errorf("scrape age %.1fs, want within [20, 25)", age)
+			}
+			if err := (&signalReport{p.Metrics}).validate(); err != nil {
+				t.Errorf("invalid pod signal: %v", err)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no metrics observed")
+	}
+}
+
+func TestConfigRejectsBadValues(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ScrapeIntervalSeconds = 0
+	cfg.MinReplicas, cfg.MaxReplicas = 5, 2
+	cfg.Model.PerPrefillToken = math.NaN()
+	if _, err := Run(context.Background(), cfg, poisson(1, 1, 1, 1, 1), fixed{1}); err == nil {
+		t.Fatal("bad config accepted")
+	}
+	if _, err := Run(context.Background(), DefaultConfig(), nil, fixed{1}); err == nil {
+		t.Fatal("nil source accepted")
+	}
+	back := &sliceSource{reqs: []workload.Request{{Arrival: 2 * time.Second, InputTokens: 1, OutputTokens: 1}, {Arrival: time.Second, InputTokens: 1, OutputTokens: 1}}}
+	if _, err := Run(context.Background(), DefaultConfig(), back, fixed{1}); err == nil {
+		t.Fatal("arrivals going back in time accepted")
+	}
+}

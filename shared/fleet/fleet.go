@@ -163,11 +163,15 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				prev.SeenAt = now
 				continue
 			}
-			if d, ok := histDelta(p.TTFT, prevHist(prev, true)); ok {
-				merge(&ttft, d)
-			}
-			if d, ok := histDelta(p.E2E, prevHist(prev, false)); ok {
-				merge(&e2e, d)
+			// A pod seen for the first time only contributes its
+			// cumulative histograms when they cover a short, recent span.
+			if prev != nil || recentlyReady(p, 10*time.Minute) {
+				if d, ok := histDelta(p.TTFT, prevHist(prev, true)); ok {
+					merge(&ttft, d)
+				}
+				if d, ok := histDelta(p.E2E, prevHist(prev, false)); ok {
+					merge(&e2e, d)
+				}
 			}
 			if a, f, ok := podRates(p, prev, inflight); ok {
 				rate += a
@@ -234,6 +238,10 @@ func stale(p *signal.Pod, now time.Time, after time.Duration) bool {
 		return false
 	}
 	return now.Sub(p.ScrapeTime) > after
+}
+
+func recentlyReady(p *signal.Pod, within time.Duration) bool {
+	return p.ReadyAt != nil && p.ScrapeTime.Sub(*p.ReadyAt) <= within
 }
 
 func prevHist(prev *state.PodCounters, ttft bool) *signal.Histogram {

@@ -210,3 +210,18 @@ func (t *fileTxn) Close() error {
 	}
 	return nil
 }
+
+// MemoryStore keeps nothing between processes (stateBackend=none): every
+// run starts fresh, so the policy never scales down and cooldowns do not
+// hold. For tests and experiments only.
+type MemoryStore struct{}
+
+type memTxn struct{ st *State }
+
+// Begin returns a fresh state.
+func (MemoryStore) Begin(context.Context) (Txn, error) { return &memTxn{st: New()}, nil }
+
+func (t *memTxn) State() *State                      { return t.st }
+func (t *memTxn) Warning() error                     { return nil }
+func (t *memTxn) Save(context.Context, *State) error { return nil }
+func (t *memTxn) Close() error                       { return nil }

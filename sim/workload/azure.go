@@ -51,7 +51,10 @@ func newCSVReader(in io.Reader, fields int) *csv.Reader {
 // readHeader reads the first record and checks it against want
 // (case-insensitive, a UTF-8 byte-order mark tolerated).
 func readHeader(path string, r *csv.Reader, want []string) error {
+	fields := r.FieldsPerRecord
+	r.FieldsPerRecord = -1
 	rec, err := r.Read()
+	r.FieldsPerRecord = fields
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s:1: empty file, want header %q: %w", path, strings.Join(want, ","), ErrMalformed)
 	}

@@ -5,7 +5,10 @@
 // stays bounded whatever the trace length.
 package workload
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Request is one inference request of a trace.
 type Request struct {
@@ -22,3 +25,26 @@ type Source interface {
 	// Close releases files; safe to call more than once.
 	Close() error
 }
+
+// FromRequests replays reqs as a Source (tests, fixed scenarios). Requests
+// out of Arrival order make Next fail.
+func FromRequests(reqs []Request) Source { return &requestSlice{reqs: reqs} }
+
+type requestSlice struct {
+	reqs []Request
+	i    int
+}
+
+func (s *requestSlice) Next() (Request, bool, error) {
+	if s.i >= len(s.reqs) {
+		return Request{}, false, nil
+	}
+	r := s.reqs[s.i]
+	if s.i > 0 && r.Arrival < s.reqs[s.i-1].Arrival {
+		return Request{}, false, fmt.Errorf("workload: request %d arrives at %v, before request %d at %v", s.i, r.Arrival, s.i-1, s.reqs[s.i-1].Arrival)
+	}
+	s.i++
+	return r, true, nil
+}
+
+func (s *requestSlice) Close() error { return nil }

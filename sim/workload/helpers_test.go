@@ -1,0 +1,106 @@
+package workload
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sharedDir returns ../shared relative to the module root, skipping the
+// test when it is absent (failing under CI=true).
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+	shared := filepath.Join(dir, "..", "shared")
+	if _, err := os.Stat(filepath.Join(shared, "traces")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("reference data %s/traces is missing (CI=true): %v", shared, err)
+		}
+		t.Skipf("reference data %s/traces is absent; skipping", shared)
+	}
+	return shared
+}
+
+func tracePath(t testing.TB, rel string) string {
+	return filepath.Join(sharedDir(t), "traces", rel)
+}
+
+// drain reads src to the end, failing the test on an error, and closes it.
+func drain(t testing.TB, src Source) []Request {
+	t.Helper()
+	defer src.Close()
+	var out []Request
+	for {
+		r, ok, err := src.Next()
+		if err != nil {
+			t.Fatalf("after %d requests: %v", len(out), err)
+		}
+		if !ok {
+			return out
+		}
+		out = append(out, r)
+	}
+}
+
+// drainErr reads src until it ends or fails, returning the error.
+func drainErr(src Source) ([]Request, error) {
+	defer src.Close()
+	var out []Request
+	for {
+		r, ok, err := src.Next()
+		if err != nil || !ok {
+			return out, err
+		}
+		out = append(out, r)
+	}
+}
+
+func writeTemp(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wantErr checks err is a malformed-input error whose text contains every
+// fragment (typically "file:line").
+func wantErr(t *testing.T, err error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one containing %q", fragments)
+	}
+	if !errors.Is(err, ErrMalformed) {
+		t.Errorf("error %q does not wrap ErrMalformed", err)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("error %q does not contain %q", err, f)
+		}
+	}
+}
+
+func checkOrdered(t testing.TB, reqs []Request) {
+	t.Helper()
+	for i := 1; i < len(reqs); i++ {
+		if reqs[i].Arrival < reqs[i-1].Arrival {
+			t.Fatalf("request %d at %v before request %d at %v", i, reqs[i].Arrival, i-1, reqs[i-1].Arrival)
+		}
+	}
+}

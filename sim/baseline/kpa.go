@@ -1,0 +1,182 @@
+package baseline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/scaler"
+)
+
+// KPAConfig is a Knative revision's autoscaling settings.
+type KPAConfig struct {
+	Name string
+	// ContainerConcurrency is the per-pod concurrency (vLLM max_num_seqs).
+	ContainerConcurrency float64
+	// TargetUtilization is container-concurrency-target-percentage / 100 (0.7).
+	TargetUtilization float64
+	StableWindow      time.Duration // 60 s
+	// PanicWindowPercentage is the panic window as a percent of the stable window (10).
+	PanicWindowPercentage float64
+	// PanicThreshold is panic-threshold-percentage / 100 (2.0).
+	PanicThreshold   float64
+	MaxScaleUpRate   float64       // 1000
+	MaxScaleDownRate float64       // 2
+	ScaleDownDelay   time.Duration // 0
+	// ScaleToZeroGrace is how long desired must stay 0 before a revision
+	// allowed to scale to zero (min 0) does so (30 s).
+	ScaleToZeroGrace time.Duration
+	Tick             time.Duration // 2 s
+}
+
+type timedValue struct {
+	at time.Time
+	v  float64
+}
+
+// KPA is Knative's pod autoscaler decider: stable and panic window
+// averages of the revision's total concurrency, panic mode that never
+// scales down, rate limits, optional scale-down delay.
+type KPA struct {
+	cfg          KPAConfig
+	samples      []timedValue // total concurrency per tick
+	panicTime    time.Time
+	maxPanicPods int
+	delay        []timedValue // desired counts within the scale-down delay
+	zeroSince    time.Time
+}
+
+// NewKPA checks the settings.
+func NewKPA(cfg KPAConfig) (*KPA, error) {
+	switch {
+	case !(cfg.ContainerConcurrency > 0) || !(cfg.TargetUtilization > 0) || cfg.TargetUtilization > 1:
+		return nil, errors.New("kpa: container concurrency must be positive and target utilisation in (0, 1]")
+	case cfg.StableWindow <= 0 || !(cfg.PanicWindowPercentage > 0) || cfg.PanicWindowPercentage > 100:
+		return nil, errors.New("kpa: stable window must be positive and panic window percentage in (0, 100]")
+	case !(cfg.PanicThreshold > 1) || !(cfg.MaxScaleUpRate > 1) || !(cfg.MaxScaleDownRate > 1):
+		return nil, errors.New("kpa: panic threshold and scale rates must be above 1")
+	case cfg.ScaleDownDelay < 0 || cfg.ScaleToZeroGrace < 0:
+		return nil, errors.New("kpa: negative delay")
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 2 * time.Second
+	}
+	return &KPA{cfg: cfg}, nil
+}
+
+// Name implements scaler.Autoscaler.
+func (k *KPA) Name() string { return k.cfg.Name }
+
+// Period is the decider tick.
+func (k *KPA) Period() time.Duration { return k.cfg.Tick }
+
+func (k *KPA) panicWindow() time.Duration {
+	return time.Duration(float64(k.cfg.StableWindow) * k.cfg.PanicWindowPercentage / 100)
+}
+
+func windowAverage(samples []timedValue, now time.Time, w time.Duration) float64 {
+	cutoff := now.Add(-w)
+	sum, n := 0.0, 0
+	for _, s := range samples {
+		if s.at.After(cutoff) {
+			sum += s.v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Recommend runs one decider tick.
+func (k *KPA) Recommend(obs scaler.Observation) (int, error) {
+	now := obs.Now
+	total, _ := fleetSum(obs, readConcurrency)
+	k.samples = append(k.samples, timedValue{now, total})
+	cutoff := now.Add(-k.cfg.StableWindow)
+	for len(k.samples) > 0 && !k.samples[0].at.After(cutoff) {
+		k.samples = k.samples[1:]
+	}
+	readyRaw := obs.Ready()
+	ready := math.Max(1, float64(readyRaw))
+	target := k.cfg.ContainerConcurrency * k.cfg.TargetUtilization
+	stable := windowAverage(k.samples, now, k.cfg.StableWindow)
+	panicV := windowAverage(k.samples, now, k.panicWindow())
+
+	maxUp := math.Ceil(k.cfg.MaxScaleUpRate * ready)
+	maxDown := math.Floor(ready / k.cfg.MaxScaleDownRate)
+	dspc := math.Ceil(stable / target)
+	dppc := math.Ceil(panicV / target)
+	ds := int(math.Min(math.Max(dspc, maxDown), maxUp))
+	dp := int(math.Min(math.Max(dppc, maxDown), maxUp))
+
+	over := dppc/ready >= k.cfg.PanicThreshold
+	switch {
+	case over:
+		k.panicTime = now // enter or extend panic
+	case !k.panicTime.IsZero() && now.After(k.panicTime.Add(k.cfg.StableWindow)):
+		k.panicTime, k.maxPanicPods = time.Time{}, 0
+	}
+	desired := ds
+	if !k.panicTime.IsZero() {
+		desired = max(ds, dp)
+		// no scale-down while panicking
+		k.maxPanicPods = max(k.maxPanicPods, desired)
+		desired = k.maxPanicPods
+	}
+	if k.cfg.ScaleDownDelay > 0 {
+		k.delay = append(k.delay, timedValue{now, float64(desired)})
+		dc := now.Add(-k.cfg.ScaleDownDelay)
+		for len(k.delay) > 0 && !k.delay[0].at.After(dc) {
+			k.delay = k.delay[1:]
+		}
+		for _, d := range k.delay {
+			desired = max(desired, int(d.v))
+		}
+	}
+	if desired == 0 {
+		if k.zeroSince.IsZero() {
+			k.zeroSince = now
+		}
+		if now.Sub(k.zeroSince) < k.cfg.ScaleToZeroGrace {
+			desired = min(obs.SpecReplicas, 1) // hold one pod through the grace period
+		}
+	} else {
+		k.zeroSince = time.Time{}
+	}
+	return clamp(desired, obs.MinReplicas, obs.MaxReplicas), nil
+}
+
+// Panicking reports whether the decider is in panic mode.
+func (k *KPA) Panicking() bool { return !k.panicTime.IsZero() }
+
+// kpa: concurrency target 0.7 × max_num_seqs.
+func kpaPreset() preset {
+	return preset{
+		tunables: []Tunable{
+			{Name: "container_concurrency", Default: 256, Min: 1, Max: 4096, Doc: "per-pod concurrency (vLLM max_num_seqs)"},
+			{Name: "target_utilization", Default: 0.7, Min: 0.1, Max: 1, Doc: "container-concurrency-target-percentage / 100"},
+			{Name: "stable_window_s", Default: 60, Min: 6, Max: 3600, Doc: "stable window, seconds"},
+			{Name: "panic_window_pct", Default: 10, Min: 1, Max: 100, Doc: "panic window, percent of the stable window"},
+			{Name: "panic_threshold", Default: 2, Min: 1.1, Max: 10, Doc: "panic threshold (200 % = 2)"},
+			{Name: "max_scale_up_rate", Default: 1000, Min: 1.1, Max: 1000, Doc: "max scale-up rate per tick"},
+			{Name: "max_scale_down_rate", Default: 2, Min: 1.1, Max: 100, Doc: "max scale-down rate per tick"},
+			{Name: "scale_down_delay_s", Default: 0, Min: 0, Max: 3600, Doc: "scale-down-delay, seconds"},
+		},
+		build: func(v Params) (scaler.Autoscaler, error) {
+			k, err := NewKPA(KPAConfig{
+				Name: "kpa", ContainerConcurrency: v["container_concurrency"], TargetUtilization: v["target_utilization"],
+				StableWindow: secs(v["stable_window_s"]), PanicWindowPercentage: v["panic_window_pct"],
+				PanicThreshold: v["panic_threshold"], MaxScaleUpRate: v["max_scale_up_rate"],
+				MaxScaleDownRate: v["max_scale_down_rate"], ScaleDownDelay: secs(v["scale_down_delay_s"]),
+				ScaleToZeroGrace: 30 * time.Second, Tick: 2 * time.Second,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("kpa preset: %w", err)
+			}
+			return k, nil
+		},
+	}
+}

@@ -28,7 +28,8 @@ type Options struct {
 	// DefaultStartup is used until a pod startup has been observed.
 	DefaultStartup time.Duration
 	// SaturationWaiting is the waiting requests per ready pod at which the
-	// fleet's throughput is taken as its capacity.
+	// fleet counts as saturated: its running requests per pod are then
+	// learned as the per-pod concurrency capacity.
 	SaturationWaiting float64
 }
 
@@ -81,8 +82,8 @@ type View struct {
 	Throughput *float64 `json:"throughput,omitempty"`
 	// RateTrend is the least-squares slope of the arrival rate (requests/s per s).
 	RateTrend *float64 `json:"rateTrend,omitempty"`
-	// PodCapacityRPS is the learned throughput of one saturated pod.
-	PodCapacityRPS *float64 `json:"podCapacityRps,omitempty"`
+	// PodConcurrency is the learned number of requests one saturated pod runs.
+	PodConcurrency *float64 `json:"podConcurrency,omitempty"`
 
 	// StartupSeconds is the p90 of observed startups, or the default.
 	StartupSeconds  float64 `json:"startupSeconds"`
@@ -214,9 +215,9 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 	}
 	if thrN > 0 && thrN == readyWithCompleteSig {
 		v.Throughput = ptr(thr)
-		if v.Queue() >= opt.SaturationWaiting && v.Missing == 0 && v.Ready > 0 {
-			learnCapacity(st, thr/float64(v.Ready))
-		}
+	}
+	if v.Ready > 0 && readyWithCompleteSig == v.Ready && v.Running > 0 && v.Queue() >= opt.SaturationWaiting {
+		learnConcurrency(st, v.Running/float64(v.Ready))
 	}
 	for _, f := range fleetQ {
 		applyFleet(&v, f)
@@ -224,8 +225,8 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 	if slope, ok := trend(st.Rates, now, opt.TrendWindow); ok {
 		v.RateTrend = ptr(slope)
 	}
-	if st.PodCapacityRPS != nil {
-		v.PodCapacityRPS = ptr(*st.PodCapacityRPS)
+	if st.PodConcurrency != nil {
+		v.PodConcurrency = ptr(*st.PodConcurrency)
 	}
 	v.StartupSeconds, v.StartupObserved = startupP90(st, opt.DefaultStartup)
 	return v
@@ -282,15 +283,13 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 	return math.Max(0, a), df / dt, true
 }
 
-func learnCapacity(st *state.State, perPod float64) {
-	if perPod <= 0 {
+// learnConcurrency smooths the saturated running-per-pod samples (α 0.3).
+func learnConcurrency(st *state.State, perPod float64) {
+	if st.PodConcurrency == nil {
+		st.PodConcurrency = ptr(perPod)
 		return
 	}
-	if st.PodCapacityRPS == nil {
-		st.PodCapacityRPS = ptr(perPod)
-		return
-	}
-	st.PodCapacityRPS = ptr(0.3*perPod + 0.7*(*st.PodCapacityRPS))
+	st.PodConcurrency = ptr(0.3*perPod + 0.7*(*st.PodConcurrency))
 }
 
 // noteStartup records a ready pod's startup once.

@@ -44,8 +44,9 @@ type Config struct {
 
 	// Demand and startup compensation.
 	StartupCompensation bool          // startupCompensation, default true
-	PodCapacityRPS      float64       // podCapacityRPS, default 0 (learn from saturated throughput)
-	CapacityTarget      float64       // capacityTarget, default 0.8 (fraction of a pod's capacity to plan for)
+	PodConcurrency      float64       // podConcurrency, default 0 (learn: running requests per pod while saturated)
+	CapacityTarget      float64       // capacityTarget, default 0.8 (fraction of a pod's concurrency to plan for)
+	MaxGrowth           float64       // maxGrowth, default 3 (cap on the projected demand growth over one startup)
 	DefaultStartup      time.Duration // defaultStartup, default 90s (until startups are observed)
 
 	// Corroboration and step sizes.
@@ -89,7 +90,7 @@ func Default() Config {
 		GPUTarget: 0.75, GPULowWater: 0.2,
 		TTFTSLO: 2 * time.Second, LatencyMaxFactor: 2, LatencyLowFraction: 0.7, LatencyMinRequests: 5,
 		P99Baseline:         time.Second,
-		StartupCompensation: true, CapacityTarget: 0.8, DefaultStartup: 90 * time.Second,
+		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, DefaultStartup: 90 * time.Second,
 		ModerateFactor: 1.3, DecisiveMaxPods: 4, DecisiveMaxFraction: 0.5, MaxScaleDownFraction: 0.5,
 		Tolerance:       0.1,
 		ScaleUpCooldown: 60 * time.Second, ScaleDownCooldown: 300 * time.Second,
@@ -103,7 +104,7 @@ func Default() Config {
 // Keys lists every config key FromSource reads.
 var Keys = []string{"minReplicas", "maxReplicas", "configPath", "queueTarget", "queueIncludesRunning", "queueLowWater",
 	"kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
-	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podCapacityRPS",
+	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podConcurrency", "maxGrowth",
 	"capacityTarget", "defaultStartup", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
 	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "scaleDownCooldown", "upStabilization",
 	"downStabilization", "ewmaAlpha", "staleAfter", "trendWindow", "scheduleFloors", "predictiveFloor",
@@ -129,7 +130,8 @@ func FromSource(s *config.Source) (Config, error) {
 	c.LatencyMinRequests = s.Float("latencyMinRequests", d.LatencyMinRequests, 0, 1e9)
 	c.P99Baseline = s.Duration("p99Baseline", d.P99Baseline, 0, 24*time.Hour)
 	c.StartupCompensation = s.Bool("startupCompensation", d.StartupCompensation)
-	c.PodCapacityRPS = s.Float("podCapacityRPS", d.PodCapacityRPS, 0, 1e9)
+	c.PodConcurrency = s.Float("podConcurrency", d.PodConcurrency, 0, 1e6)
+	c.MaxGrowth = s.Float("maxGrowth", d.MaxGrowth, 1, 100)
 	c.CapacityTarget = s.Float("capacityTarget", d.CapacityTarget, 0.05, 1)
 	c.DefaultStartup = s.Duration("defaultStartup", d.DefaultStartup, 0, 2*time.Hour)
 	c.ModerateFactor = s.Float("moderateFactor", d.ModerateFactor, 1, 10)

@@ -151,25 +151,27 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		}
 	}
 
-	// Demand at now + startup, minus capacity already starting (it is in current).
+	// Demand at now + startup, minus capacity already starting (it is in
+	// current): the in-flight requests (waiting + running) grown by the
+	// arrival-rate trend over one startup time, over the per-pod concurrency
+	// we plan for.
 	dem := Rule{Name: RuleDemand, Low: true}
-	capRPS := cfg.PodCapacityRPS
-	if capRPS == 0 && v.PodCapacityRPS != nil {
-		capRPS = *v.PodCapacityRPS
-	}
+	conc := podConcurrency(v, cfg)
 	needed := -1
-	if cfg.StartupCompensation && v.ArrivalRate != nil && capRPS > 0 {
-		projected := *v.ArrivalRate
-		if v.RateTrend != nil && *v.RateTrend > 0 {
-			projected += *v.RateTrend * v.StartupSeconds
+	if cfg.StartupCompensation && conc > 0 && v.Ready > 0 {
+		growth := 1.0
+		if v.ArrivalRate != nil && *v.ArrivalRate > 0 && v.RateTrend != nil && *v.RateTrend > 0 {
+			growth = math.Min(cfg.MaxGrowth, 1 + *v.RateTrend*v.StartupSeconds / *v.ArrivalRate)
 		}
-		perPod := capRPS * cfg.CapacityTarget
+		inflight := v.Waiting + v.Running
+		projected := inflight * growth
+		perPod := conc * cfg.CapacityTarget
 		needed = ceilInt(projected / perPod)
 		dem.Value = f64(projected)
 		dem.Threshold = float64(current) * perPod
 		dem.Over = needed > current && float64(needed) > float64(current)*(1+tol)
 		dem.Low = needed < current
-		dem.Note = fmt.Sprintf("demand %.3g req/s at now+%.0fs (rate %.3g) needs %d pods at %.3g req/s each", projected, v.StartupSeconds, *v.ArrivalRate, needed, perPod)
+		dem.Note = fmt.Sprintf("%.4g in flight x growth %.2f over the next %.0fs startup needs %d pods at %.3g each", inflight, growth, v.StartupSeconds, needed, perPod)
 		if dem.Over {
 			dem.Proposal = needed
 		}
@@ -210,7 +212,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 
 	switch {
 	case d.Signals == 0:
-		rec = scaleDownRecommendation(&d, v, cfg, current, needed, capRPS)
+		rec = scaleDownRecommendation(&d, v, cfg, current, needed, conc)
 	case maxProp <= current:
 		d.because("proposals (max %d) are covered by the %d replicas already asked for (%d starting)", maxProp, current, v.Starting)
 	case d.Signals == 1:
@@ -274,7 +276,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 
 // scaleDownRecommendation returns current minus the pods that can go while
 // keeping headroom, or current with the reason it may not.
-func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, needed int, capRPS float64) int {
+func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, needed int, conc float64) int {
 	floor := max(cfg.MinReplicas, 1)
 	if current <= floor {
 		d.because("no signal over threshold; at the minimum (%d)", floor)
@@ -292,8 +294,14 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 		d.because("no scale-down: no ready pod reports")
 		return current
 	}
+	// GPU duty cycle is near 1 whenever a batch runs, so it gates
+	// scale-down only when it is the sole utilisation evidence.
+	haveCapacityModel := v.KVMean != nil || conc > 0 || cfg.QueueIncludesRunning
 	var high []string
 	for _, r := range d.Rules {
+		if r.Name == RuleGPU && haveCapacityModel {
+			continue
+		}
 		if !r.Low {
 			high = append(high, r.Name)
 		}
@@ -305,7 +313,6 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 	// Simulated removal (llm-d WVA): the largest k whose removal keeps every
 	// signal at or under its target on the remaining pods.
 	maxK := max(1, int(math.Floor(float64(current)*cfg.MaxScaleDownFraction)))
-	haveCapacityModel := v.KVMean != nil || v.GPUUtilEWMA != nil || needed >= 0 || cfg.QueueIncludesRunning
 	if !haveCapacityModel {
 		maxK = 1
 	}
@@ -319,7 +326,10 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 		if v.KVMean != nil && *v.KVMean*float64(v.Ready)/n > cfg.KVTarget {
 			ok = false
 		}
-		if v.GPUUtilEWMA != nil && *v.GPUUtilEWMA*float64(v.Ready)/n > cfg.GPUTarget {
+		if !haveCapacityModel && v.GPUUtilEWMA != nil && *v.GPUUtilEWMA*float64(v.Ready)/n > cfg.GPUTarget {
+			ok = false
+		}
+		if conc > 0 && (v.Waiting+v.Running)/n > conc*cfg.CapacityTarget {
 			ok = false
 		}
 		if cfg.QueueIncludesRunning && (v.Waiting+v.Running)/n > cfg.QueueTarget {
@@ -411,4 +421,13 @@ func predictiveFloor(st *state.State, cfg Config, at time.Time) int {
 	}
 	sort.Ints(peaks)
 	return int(math.Floor(float64(peaks[(len(peaks)-1)/2]) * cfg.PredictiveFraction))
+}
+
+// podConcurrency is the per-pod concurrency to plan with: the learned one,
+// else the configured one (0: unknown).
+func podConcurrency(v fleet.View, cfg Config) float64 {
+	if v.PodConcurrency != nil && *v.PodConcurrency > 0 {
+		return *v.PodConcurrency
+	}
+	return cfg.PodConcurrency
 }

@@ -1,0 +1,303 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/config"
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func p(f float64) *float64 { return &f }
+
+// record mimics evaluator.Record (which this package cannot import).
+func record(st *state.State, cfg Config, d Decision, now time.Time) {
+	st.AddRecommendation(state.Recommendation{At: now, Replicas: d.Recommendation}, cfg.DownStabilization+time.Minute)
+	if d.Target > d.Current {
+		st.LastScaleUp = &now
+	}
+	if d.Target < d.Current {
+		st.LastScaleDown = &now
+	}
+	st.NotePeak(now, d.Need)
+}
+
+func hasReason(d Decision, sub string) bool {
+	for _, r := range append(append([]string{}, d.Reasons...), d.Alerts...) {
+		if strings.Contains(r, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// Seed 000's example: util 0.85, queue 15, KV 0.72, p99 650 ms on 2 pods
+// (its minimum) gives +1; a second tick inside the 60 s cooldown holds.
+func TestSeed000ExampleScalesUpOneAndRespectsCooldown(t *testing.T) {
+	cfg := Default()
+	cfg.MinReplicas = 2
+	cfg.QueueTarget = 5 // seed 002's AverageValue
+	st := state.New()
+	v := fleet.View{Ready: 2, Waiting: 15, Running: 20, KVMean: p(0.72), GPUUtilEWMA: p(0.85),
+		TTFTP95: p(0.5), TTFTP99: p(0.65), LatencyRequests: 100, StartupSeconds: 60}
+	d := Decide(v, st, cfg, 2, t0)
+	if d.Target != 3 {
+		t.Fatalf("target %d, want 3; reasons %q", d.Target, d.Reasons)
+	}
+	if d.Signals != 2 || !hasReason(d, "gpu corroborates") {
+		t.Errorf("want queue + corroborating GPU, got %d signals: %q", d.Signals, d.Reasons)
+	}
+	record(st, cfg, d, t0)
+	d = Decide(v, st, cfg, 2, t0.Add(30*time.Second))
+	if d.Target != 2 || !hasReason(d, "cooldown") {
+		t.Fatalf("inside the cooldown: target %d, want 2 held; reasons %q", d.Target, d.Reasons)
+	}
+	record(st, cfg, d, t0.Add(30*time.Second))
+	d = Decide(v, st, cfg, 2, t0.Add(61*time.Second))
+	if d.Target != 3 {
+		t.Fatalf("after the cooldown: target %d, want 3; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// Seed 000 rule B: KV above 0.9 with moderate GPU load adds two pods on an
+// 8-pod fleet (proportional to KV over its 0.8 target).
+func TestSeed000RuleBAddsTwo(t *testing.T) {
+	v := fleet.View{Ready: 8, Waiting: 0, Running: 400, KVMean: p(0.95), KVMax: p(0.97), GPUUtilEWMA: p(0.7), StartupSeconds: 60}
+	d := Decide(v, state.New(), Default(), 8, t0)
+	if d.Target != 10 {
+		t.Fatalf("target %d, want 10 (+2); reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// Seed 000 rule D: utilisation under 20% and an empty queue remove a pod,
+// but only once the 300 s down-stabilisation window has been observed.
+func TestSeed000RuleDAfterWindow(t *testing.T) {
+	cfg := Default()
+	cfg.MinReplicas = 2
+	st := state.New()
+	v := fleet.View{Ready: 3, Waiting: 0, Running: 1, GPUUtilEWMA: p(0.15), StartupSeconds: 60}
+	var firstDown time.Duration = -1
+	for s := time.Duration(0); s <= 400*time.Second; s += 15 * time.Second {
+		d := Decide(v, st, cfg, 3, t0.Add(s))
+		record(st, cfg, d, t0.Add(s))
+		if d.Target < 3 {
+			if d.Target != 2 {
+				t.Fatalf("at %s: target %d, want 2 (one pod without a capacity model)", s, d.Target)
+			}
+			firstDown = s
+			break
+		}
+	}
+	if firstDown < 300*time.Second || firstDown > 315*time.Second {
+		t.Fatalf("first scale-down at %s, want just after 300 s", firstDown)
+	}
+}
+
+// Seed 004: GPU headroom alone never moves replicas; a p95 at twice the
+// SLO corroborated by the GPU scales decisively, capped at +4.
+func TestSeed004HeadroomAndSLO(t *testing.T) {
+	cfg := Default()
+	cfg.TTFTSLO = 60 * time.Millisecond
+	v := fleet.View{Ready: 4, GPUUtilEWMA: p(0.9), StartupSeconds: 10}
+	d := Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 4 || !hasReason(d, "never moves replicas") {
+		t.Fatalf("GPU alone: target %d, want 4 held; reasons %q", d.Target, d.Reasons)
+	}
+	v.TTFTP95, v.TTFTP99, v.LatencyRequests = p(0.12), p(0.15), 50
+	d = Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 8 {
+		t.Fatalf("SLO x2 + GPU: target %d, want 8; reasons %q", d.Target, d.Reasons)
+	}
+	// Without corroboration the same SLO breach is a moderate step (x1.3).
+	v.GPUUtilEWMA = p(0.5)
+	d = Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 6 {
+		t.Fatalf("SLO x2 alone: target %d, want 6; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// Seed 000 rule C: P99 above twice the baseline with nothing else wrong
+// is an alert, not a scale.
+func TestP99AboveBaselineAlertsOnly(t *testing.T) {
+	v := fleet.View{Ready: 3, Running: 10, KVMean: p(0.6), TTFTP95: p(1.0), TTFTP99: p(2.5), LatencyRequests: 100, StartupSeconds: 60}
+	d := Decide(v, state.New(), Default(), 3, t0)
+	if d.Target != 3 || len(d.Alerts) != 1 || !strings.Contains(d.Alerts[0], "baseline") {
+		t.Fatalf("target %d alerts %q, want 3 and one baseline alert", d.Target, d.Alerts)
+	}
+}
+
+func TestDecisiveStepIsCapped(t *testing.T) {
+	v := fleet.View{Ready: 4, Waiting: 400, Running: 800, KVMean: p(0.99), GPUUtilEWMA: p(1), StartupSeconds: 60}
+	d := Decide(v, state.New(), Default(), 4, t0)
+	if d.Target != 8 {
+		t.Fatalf("target %d, want 8 (cap max(4, 50%%)); reasons %q", d.Target, d.Reasons)
+	}
+	cfg := Default()
+	cfg.MaxReplicas = 100
+	d = Decide(fleet.View{Ready: 20, Waiting: 400, Running: 800, KVMean: p(0.99), StartupSeconds: 60}, state.New(), cfg, 20, t0)
+	if d.Target != 30 {
+		t.Fatalf("target %d, want 30 (+50%% of 20)", d.Target)
+	}
+}
+
+func TestMaxBlocksScaleUpAlerts(t *testing.T) {
+	cfg := Default()
+	cfg.MaxReplicas = 4
+	v := fleet.View{Ready: 4, Waiting: 100, Running: 800, KVMean: p(0.99), StartupSeconds: 60}
+	d := Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 4 || !hasReason(d, "maxReplicas 4 blocks") {
+		t.Fatalf("target %d alerts %q", d.Target, d.Alerts)
+	}
+}
+
+// Startup compensation: pods already starting count as capacity on its
+// way, so a queue that persists while they start does not cascade.
+func TestStartingPodsPreventCascade(t *testing.T) {
+	cfg := Default()
+	cfg.PodConcurrency = 100
+	cfg.MaxReplicas = 64
+	st := state.New()
+	v := fleet.View{Ready: 2, Starting: 4, Waiting: 20, Running: 200, KVMean: p(0.95), StartupSeconds: 60}
+	// 6 replicas asked for; load 220 needs 220/80 = 3 pods, queue 20/3 = 7.
+	d := Decide(v, st, cfg, 6, t0)
+	if d.Target != 7 && d.Target != 6 {
+		t.Fatalf("target %d, want ~6-7 (no cascade); reasons %q", d.Target, d.Reasons)
+	}
+	v.Waiting = 6
+	d = Decide(v, st, cfg, 6, t0)
+	if d.Target != 6 || !hasReason(d, "already asked for") {
+		t.Fatalf("target %d, want 6 held as covered by starting pods; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// A rising arrival rate raises the projected demand at now + startup.
+func TestTrendProjectsDemandAhead(t *testing.T) {
+	cfg := Default()
+	cfg.PodConcurrency = 100
+	cfg.MaxReplicas = 64
+	v := fleet.View{Ready: 4, Running: 240, KVMean: p(0.6), ArrivalRate: p(20), RateTrend: p(0.2), StartupSeconds: 60}
+	// 240 in flight x (1 + 0.2*60/20 = 1.6) = 384 -> 384/80 = 4.8 -> 5 pods.
+	d := Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 5 || d.Rules[3].Proposal != 5 {
+		t.Fatalf("target %d demand %+v, want 5", d.Target, d.Rules[3])
+	}
+	v.RateTrend = p(0)
+	if d := Decide(v, state.New(), cfg, 4, t0); d.Target != 4 {
+		t.Fatalf("flat trend: target %d, want 4", d.Target)
+	}
+}
+
+func TestNoScaleDownOnMissingOrStartingOrShortHistory(t *testing.T) {
+	cfg := Default()
+	idle := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
+	st := state.New()
+	for s := 0; s <= 600; s += 15 {
+		record(st, cfg, Decision{Recommendation: 4, Current: 4, Target: 4}, t0.Add(time.Duration(s-700)*time.Second))
+	}
+	// history is old enough, but the last 300 s had recommendations of 4: hold.
+	d := Decide(idle, st, cfg, 4, t0)
+	if d.Target != 4 {
+		t.Fatalf("recent high recommendations: target %d, want 4", d.Target)
+	}
+	fresh := state.New()
+	if d := Decide(idle, fresh, cfg, 4, t0); d.Target != 4 || !hasReason(d, "history") {
+		t.Fatalf("fresh state: target %d reasons %q", d.Target, d.Reasons)
+	}
+	missing := idle
+	missing.Missing, missing.MissingNames = 1, []string{"pod-x"}
+	if d := Decide(missing, st, cfg, 4, t0); d.Target != 4 || !hasReason(d, "missing") {
+		t.Fatalf("missing pod: target %d reasons %q", d.Target, d.Reasons)
+	}
+	starting := idle
+	starting.Starting = 1
+	if d := Decide(starting, st, cfg, 4, t0); d.Target != 4 || !hasReason(d, "starting") {
+		t.Fatalf("starting pod: target %d reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// Simulated removal takes away as many pods as headroom allows, at most half.
+func TestSimulatedRemovalKeepsHeadroom(t *testing.T) {
+	cfg := Default()
+	cfg.DownStabilization = 0
+	cfg.PodConcurrency = 100
+	st := state.New()
+	// 10 pods, KV mean 0.3 -> after removing k: 3/(10-k) <= 0.8 -> k <= 6; concurrency
+	// 200 in flight /(10-k) <= 80 -> k <= 7; cap 50% -> 5.
+	v := fleet.View{Ready: 10, Running: 200, KVMean: p(0.3), StartupSeconds: 60}
+	d := Decide(v, st, cfg, 10, t0)
+	if d.Target != 5 {
+		t.Fatalf("target %d, want 5; reasons %q", d.Target, d.Reasons)
+	}
+	v.KVMean = p(0.45) // 4.5/(10-k) <= 0.8 -> k <= 4
+	if d := Decide(v, st, cfg, 10, t0); d.Target != 6 {
+		t.Fatalf("target %d, want 6; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+func TestScaleDownCooldown(t *testing.T) {
+	cfg := Default()
+	cfg.DownStabilization = 0
+	st := state.New()
+	last := t0.Add(-100 * time.Second)
+	st.LastScaleDown = &last
+	v := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
+	if d := Decide(v, st, cfg, 4, t0); d.Target != 4 || !hasReason(d, "cooldown") {
+		t.Fatalf("target %d reasons %q", d.Target, d.Reasons)
+	}
+	if d := Decide(v, st, cfg, 4, t0.Add(201*time.Second)); d.Target >= 4 {
+		t.Fatalf("after cooldown: target %d, want below 4", d.Target)
+	}
+}
+
+func TestScheduleAndPredictiveFloors(t *testing.T) {
+	cfg := Default()
+	floors, err := ParseScheduleFloors(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ScheduleFloors = floors
+	v := fleet.View{Ready: 1, StartupSeconds: 60}
+	// Monday 2026-11-30 09:00 in Shanghai is 01:00 UTC.
+	in := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	if d := Decide(v, state.New(), cfg, 1, in); d.Target != 6 || d.ScheduleFloor != 6 {
+		t.Fatalf("inside the window: target %d floor %d", d.Target, d.ScheduleFloor)
+	}
+	if d := Decide(v, state.New(), cfg, 1, in.Add(2*time.Hour)); d.Target != 1 {
+		t.Fatalf("after the window: target %d", d.Target)
+	}
+	cfg.ScheduleFloors = nil
+	st := state.New()
+	st.NotePeak(in.Add(-24*time.Hour), 8)
+	st.NotePeak(in.Add(-48*time.Hour), 10)
+	st.NotePeak(in.Add(-72*time.Hour), 4)
+	// median of {4, 8, 10} = 8, x 0.7 = 5.
+	if d := Decide(v, st, cfg, 1, in); d.PredictiveFloor != 5 || d.Target != 5 {
+		t.Fatalf("predictive floor %d target %d, want 5", d.PredictiveFloor, d.Target)
+	}
+}
+
+func TestFromSourceNamesBadKeys(t *testing.T) {
+	src := config.FromMap(map[string]string{"queueTarget": "abc", "kvTarget": "0.95", "scheduleFloors": "[{start: nope}]",
+		"configPath": "/nonexistent/config.yaml"})
+	_, err := FromSource(src)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, key := range []string{"queueTarget", "kvTarget", "scheduleFloors"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error %q does not name %s", err, key)
+		}
+	}
+	cfg, err := FromSource(config.FromMap(map[string]string{"queueTarget": "5", "scaleUpCooldown": "30s",
+		"minReplicas": "2", "maxReplicas": "20", "configPath": "/nonexistent/config.yaml"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.QueueTarget != 5 || cfg.ScaleUpCooldown != 30*time.Second || cfg.MinReplicas != 2 || cfg.MaxReplicas != 20 {
+		t.Fatalf("config not read: %+v", cfg)
+	}
+}

@@ -149,8 +149,6 @@ type HPA struct {
 	recommendations []timedRecommendation
 	upEvents        []scaleEvent
 	downEvents      []scaleEvent
-	// External values computed this sync, for wrappers (KEDA activation).
-	lastExternal map[string]float64
 }
 
 // NewHPA checks the configuration and returns a controller with no history.
@@ -257,7 +255,6 @@ func (h *HPA) Recommend(obs scaler.Observation) (int, error) {
 // replicasForMetrics is computeReplicasForMetrics: the max over metrics,
 // and an error rather than a scale-down when some metrics are invalid.
 func (h *HPA) replicasForMetrics(obs scaler.Observation) (int, error) {
-	h.lastExternal = map[string]float64{}
 	replicas, invalid := 0, 0
 	var firstErr error
 	for _, m := range h.cfg.Metrics {
@@ -290,7 +287,6 @@ func (h *HPA) replicasForMetric(obs scaler.Observation, m HPAMetric) (int, error
 		if err != nil {
 			return 0, err
 		}
-		h.lastExternal[m.Name] = v
 		ratio := v / m.Target
 		if cur == 0 {
 			return int(math.Ceil(ratio)), nil
@@ -308,7 +304,6 @@ func (h *HPA) replicasForMetric(obs scaler.Observation, m HPAMetric) (int, error
 		if err != nil {
 			return 0, err
 		}
-		h.lastExternal[m.Name] = v
 		status := activeReplicas(obs)
 		ratio := v / (m.Target * float64(status))
 		if tol.isWithin(ratio) {

@@ -1,0 +1,376 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// process is one child the harness started; it is stopped by its recorded PID only.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// cluster is a control plane on loopback plus the processes around it.
+type cluster struct {
+	t          *testing.T
+	root       string // scratch folder for this run
+	bin        string // folder with the control-plane binaries
+	pki        *pki
+	apiPort    int
+	kubeconfig string
+	http       *http.Client // admin client for the apiserver
+	procs      []*process   // in start order; stopped in reverse
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs a child with its output in root/logs/<name>.log. The child gets SIGKILL if the test process dies
+// (Pdeathsig), and Cleanup stops it by PID.
+func (c *cluster) start(name string, env []string, dir string, argv ...string) *process {
+	c.t.Helper()
+	logPath := filepath.Join(c.root, "logs", name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatalf("opening %s: %v", logPath, err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, dir
+	if env != nil {
+		cmd.Env = env
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
+	c.procs = append(c.procs, p)
+	c.t.Logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
+	return p
+}
+
+// stop sends SIGTERM to the recorded PID, then SIGKILL after grace.
+func (p *process) stop(grace time.Duration) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *cluster) stopAll() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].stop(5 * time.Second)
+	}
+}
+
+// dumpLogs prints the tail of every child's log; called when the test failed.
+func (c *cluster) dumpLogs(maxBytes int) {
+	for _, p := range c.procs {
+		b, err := os.ReadFile(p.log)
+		if err != nil {
+			continue
+		}
+		if len(b) > maxBytes {
+			b = b[len(b)-maxBytes:]
+		}
+		c.t.Logf("---- tail of %s (%s) ----\n%s", p.name, p.log, b)
+	}
+}
+
+// waitFor polls check every 200 ms until it returns nil or timeout passes.
+func waitFor(timeout time.Duration, what string, check func() error) error {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out after %s waiting for %s: %w", timeout, what, err)
+}
+
+func httpGetOK(client *http.Client, url string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s %s", url, resp.Status, body)
+	}
+	return nil
+}
+
+// startCluster brings up etcd, the apiserver, the controller manager, the scheduler and kwok on loopback and
+// waits until each is healthy.
+func startCluster(t *testing.T, bin string) *cluster {
+	root, err := os.MkdirTemp("", "inferscale-e2e-")
+	if err != nil {
+		t.Fatalf("scratch folder: %v", err)
+	}
+	c := &cluster{t: t, root: root, bin: bin}
+	t.Cleanup(func() {
+		c.stopAll()
+		if t.Failed() {
+			c.dumpLogs(6000)
+			t.Logf("scratch folder kept for inspection: %s", root)
+			return
+		}
+		_ = os.RemoveAll(root)
+	})
+	for _, d := range []string{"logs", "pki", "etcd", "kwok-home"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatalf("mkdir: %v", err)
+		}
+	}
+	if c.pki, err = writePKI(filepath.Join(root, "pki")); err != nil {
+		t.Fatalf("certificates: %v", err)
+	}
+	etcdPort, peerPort := freePort(t), freePort(t)
+	c.apiPort = freePort(t)
+	cmPort, schedPort, kwokPort := freePort(t), freePort(t), freePort(t)
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+
+	c.start("etcd", nil, root, filepath.Join(bin, "etcd"), "--name", "default", "--data-dir", filepath.Join(root, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL, "--listen-peer-urls", peerURL,
+		"--initial-advertise-peer-urls", peerURL, "--initial-cluster", "default="+peerURL, "--listen-metrics-urls", "",
+		"--unsafe-no-fsync", "--log-level", "warn")
+	if err := waitFor(30*time.Second, "etcd /health", func() error { return httpGetOK(http.DefaultClient, etcdURL+"/health") }); err != nil {
+		t.Fatal(err)
+	}
+
+	c.start("kube-apiserver", nil, root, filepath.Join(bin, "kube-apiserver"), "--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.apiPort),
+		"--tls-cert-file="+c.pki.ServerCert, "--tls-private-key-file="+c.pki.ServerKey, "--client-ca-file="+c.pki.CACert,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-key-file="+c.pki.SAPub,
+		"--service-account-signing-key-file="+c.pki.SAKey, "--service-cluster-ip-range=10.0.0.0/24",
+		"--authorization-mode=RBAC", "--endpoint-reconciler-type=none", "--allow-privileged=true",
+		"--cert-dir="+filepath.Join(root, "apiserver-certs"))
+	c.http, err = c.adminClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(90*time.Second, "kube-apiserver /readyz", func() error { return httpGetOK(c.http, c.apiURL("/readyz")) }); err != nil {
+		t.Fatal(err)
+	}
+	if c.kubeconfig, err = c.writeKubeconfig(); err != nil {
+		t.Fatal(err)
+	}
+	kc := c.kubeconfig
+	c.start("kube-controller-manager", nil, root, filepath.Join(bin, "kube-controller-manager"), "--kubeconfig="+kc,
+		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc, "--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", cmPort), "--leader-elect=false", "--service-account-private-key-file="+c.pki.SAKey,
+		"--root-ca-file="+c.pki.CACert, "--use-service-account-credentials=true", "--service-cluster-ip-range=10.0.0.0/24")
+	c.start("kube-scheduler", nil, root, filepath.Join(bin, "kube-scheduler"), "--kubeconfig="+kc,
+		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc, "--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", schedPort), "--leader-elect=false")
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for name, port := range map[string]int{"kube-controller-manager": cmPort, "kube-scheduler": schedPort} {
+		url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+		if err := waitFor(60*time.Second, name+" /healthz", func() error { return httpGetOK(insecure, url) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kwokEnv := append(os.Environ(), "HOME="+filepath.Join(root, "kwok-home"))
+	c.start("kwok", kwokEnv, root, filepath.Join(bin, "kwok"), "--kubeconfig="+kc, "--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--cidr=127.2.0.0/16", "--node-ip=127.0.0.1",
+		"--node-lease-duration-seconds=40", fmt.Sprintf("--server-address=127.0.0.1:%d", kwokPort))
+	if err := waitFor(60*time.Second, "the default ServiceAccount", func() error {
+		return httpGetOK(c.http, c.apiURL("/api/v1/namespaces/default/serviceaccounts/default"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *cluster) apiURL(path string) string {
+	return fmt.Sprintf("https://127.0.0.1:%d%s", c.apiPort, path)
+}
+
+func (c *cluster) adminClient() (*http.Client, error) {
+	caPEM, err := os.ReadFile(c.pki.CACert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CA: %w", err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair(c.pki.AdminCert, c.pki.AdminKey)
+	if err != nil {
+		return nil, fmt.Errorf("admin certificate: %w", err)
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}},
+	}}, nil
+}
+
+func (c *cluster) writeKubeconfig() (string, error) {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			c.t.Fatalf("reading %s: %v", p, err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:%d
+    certificate-authority-data: %s
+users:
+- name: admin
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: admin}
+current-context: e2e
+`, c.apiPort, read(c.pki.CACert), read(c.pki.AdminCert), read(c.pki.AdminKey))
+	path := filepath.Join(c.root, "kubeconfig")
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		return "", fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return path, nil
+}
+
+// kubectl runs the built kubectl against the cluster and returns its stdout.
+func (c *cluster) kubectl(stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// getJSON GETs an API path as the admin and decodes it into v.
+func (c *cluster) getJSON(path string, v any) error {
+	resp, err := c.http.Get(c.apiURL(path))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("GET %s: decoding: %w", path, err)
+	}
+	return nil
+}
+
+var errNotYet = errors.New("not yet")
+
+// addFakeNodes creates n kwok-managed nodes with podCIDRs 127.1.<i>.0/24 and waits until they are Ready.
+func (c *cluster) addFakeNodes(n int) {
+	c.t.Helper()
+	var docs []string
+	for i := range n {
+		docs = append(docs, fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-%d
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: kwok-node-%d, type: kwok}
+spec:
+  podCIDR: 127.1.%d.0/24
+  podCIDRs: [127.1.%d.0/24]
+status:
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
+`, i, i, i, i))
+	}
+	if _, err := c.kubectl(strings.Join(docs, "---\n"), "apply", "-f", "-"); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := waitFor(60*time.Second, "kwok nodes Ready", func() error {
+		var nodes struct {
+			Items []struct {
+				Metadata struct{ Name string }
+				Status   struct {
+					Conditions []struct{ Type, Status string }
+				}
+			}
+		}
+		if err := c.getJSON("/api/v1/nodes?labelSelector=type%3Dkwok", &nodes); err != nil {
+			return err
+		}
+		ready := 0
+		for _, nd := range nodes.Items {
+			for _, cond := range nd.Status.Conditions {
+				if cond.Type == "Ready" && cond.Status == "True" {
+					ready++
+				}
+			}
+		}
+		if ready < n {
+			return fmt.Errorf("%d of %d nodes Ready: %w", ready, n, errNotYet)
+		}
+		return nil
+	}); err != nil {
+		c.t.Fatal(err)
+	}
+}

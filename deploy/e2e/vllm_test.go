@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Failure modes of the emulated servers.
+const (
+	failNone  = ""
+	fail500   = "500"   // /metrics answers 500
+	failClose = "close" // the connection is closed without an answer
+)
+
+// load is what the test controls: Demand is the fleet's work in "pods at 100 %" units, spread evenly over the
+// pods like a load balancer would; each pod derives its queue, KV-cache usage and TTFT from its share u, so adding
+// replicas relieves the pressure as it would on a real fleet. Fail makes every scrape fail.
+type load struct {
+	Demand float64
+	Fail   string
+}
+
+// podView is what one pod reports at utilisation u = Demand / pods.
+type podView struct {
+	Running, Waiting, KV float64
+	TTFT                 time.Duration
+}
+
+func viewAt(u float64) podView {
+	v := podView{Running: math.Round(math.Min(64, 40*u)), KV: math.Min(0.99, math.Max(0.02, 0.85*u)), TTFT: 200 * time.Millisecond}
+	if u > 1 {
+		v.Waiting = math.Round((u - 1) * 20)
+		v.TTFT += time.Duration((u - 1) * 3 * float64(time.Second))
+	}
+	return v
+}
+
+// ttftBuckets are vLLM V1's time_to_first_token_seconds buckets (subset).
+var ttftBuckets = []float64{0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+
+// vllmFleet runs one emulated vLLM /metrics server per pod IP.
+type vllmFleet struct {
+	port int
+	mu   sync.Mutex
+	load load
+	pods map[string]*vllmPod // by pod IP
+	// scrapes counts /metrics requests (any outcome), for the test to know ticks happened.
+	scrapes int
+}
+
+type vllmPod struct {
+	srv      *http.Server
+	ln       net.Listener
+	last     time.Time
+	buckets  []float64 // cumulative observation counts per ttftBuckets entry, +Inf last
+	sum      float64
+	finished float64
+}
+
+func newVLLMFleet(port int) *vllmFleet {
+	return &vllmFleet{port: port, pods: map[string]*vllmPod{}}
+}
+
+func (f *vllmFleet) set(l load) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.load = l
+}
+
+func (f *vllmFleet) scrapeCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.scrapes
+}
+
+// sync starts a server for every new IP and stops those whose pod is gone.
+func (f *vllmFleet) sync(ips []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := map[string]bool{}
+	var errs []error
+	for _, ip := range ips {
+		want[ip] = true
+		if _, ok := f.pods[ip]; ok {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(f.port)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("emulated vLLM on %s: %w", ip, err))
+			continue
+		}
+		p := &vllmPod{ln: ln, last: time.Now(), buckets: make([]float64, len(ttftBuckets)+1)}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { f.serve(p, w) })
+		p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = p.srv.Serve(ln) }()
+		f.pods[ip] = p
+	}
+	for ip, p := range f.pods {
+		if !want[ip] {
+			_ = p.srv.Close()
+			delete(f.pods, ip)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (f *vllmFleet) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ip, p := range f.pods {
+		_ = p.srv.Close()
+		delete(f.pods, ip)
+	}
+}
+
+func (f *vllmFleet) serve(p *vllmPod, w http.ResponseWriter) {
+	f.mu.Lock()
+	f.scrapes++
+	l := f.load
+	v := viewAt(l.Demand / float64(max(1, len(f.pods))))
+	// Requests finish at 2/s per pod; each is counted in the TTFT bucket of the current latency.
+	now := time.Now()
+	done := math.Floor(now.Sub(p.last).Seconds() * 2)
+	if done > 0 {
+		p.last = p.last.Add(time.Duration(done / 2 * float64(time.Second)))
+		secs := v.TTFT.Seconds()
+		for i, ub := range ttftBuckets {
+			if secs <= ub {
+				p.buckets[i] += done
+			}
+		}
+		p.buckets[len(ttftBuckets)] += done
+		p.sum += done * secs
+		p.finished += done
+	}
+	var b strings.Builder
+	const lbl = `engine="0",model_name="Qwen/Qwen2.5-1.5B-Instruct"`
+	fmt.Fprintf(&b, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{%s} %g\n", lbl, v.Running)
+	fmt.Fprintf(&b, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{%s} %g\n", lbl, v.Waiting)
+	fmt.Fprintf(&b, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{%s} %g\n", lbl, v.KV)
+	fmt.Fprintf(&b, "# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.\n# TYPE vllm:time_to_first_token_seconds histogram\n")
+	for i, ub := range ttftBuckets {
+		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"%g\"} %g\n", lbl, ub, p.buckets[i])
+	}
+	fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"+Inf\"} %g\n", lbl, p.buckets[len(ttftBuckets)])
+	fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum{%s} %g\nvllm:time_to_first_token_seconds_count{%s} %g\n", lbl, p.sum, lbl, p.finished)
+	fmt.Fprintf(&b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\nvllm:request_success_total{%s,finished_reason=\"stop\"} %g\n", lbl, p.finished)
+	f.mu.Unlock()
+
+	switch l.Fail {
+	case fail500:
+		http.Error(w, "engine dead", http.StatusInternalServerError)
+		return
+	case failClose:
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		http.Error(w, "cannot hijack", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = w.Write([]byte(b.String()))
+}

@@ -286,7 +286,7 @@ func TestNewHPARejectsBadConfig(t *testing.T) {
 		{Name: "reader", Metrics: []HPAMetric{{Name: "x", Source: PodsAverageValue, Target: 1}}},
 		{Name: "ext", Metrics: []HPAMetric{{Name: "x", Source: ExternalValue, Target: 1}}},
 		{Name: "policy", Metrics: []HPAMetric{queueMetric(3)}, Behavior: &Behavior{
-			ScaleUp: ScalingRules{Policies: []ScalingPolicy{{Type: PodsPolicy, Value: 0, Period: time.Second}}},
+			ScaleUp:   ScalingRules{Policies: []ScalingPolicy{{Type: PodsPolicy, Value: 0, Period: time.Second}}},
 			ScaleDown: ScalingRules{Policies: []ScalingPolicy{{Type: PodsPolicy, Value: 1, Period: time.Second}}}}},
 	}
 	for _, c := range bad {

@@ -1,0 +1,176 @@
+package fleet
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func hist(counts ...float64) *signal.Histogram {
+	bounds := []float64{0.1, 0.5, 1, 2, 5}
+	h := &signal.Histogram{}
+	for i, c := range counts[:len(counts)-1] {
+		h.Buckets = append(h.Buckets, signal.Bucket{UpperBound: bounds[i], Count: c})
+	}
+	h.Count = counts[len(counts)-1]
+	return h
+}
+
+func readyPod(name string, at time.Time, waiting, running, reqs float64, ttft *signal.Histogram) signal.Pod {
+	readyAt := t0.Add(-time.Hour)
+	return signal.Pod{Name: name, Phase: "Running", Ready: true, ReadyAt: &readyAt, StartupSeconds: signal.F(60),
+		ScrapeTime: at, Waiting: signal.F(waiting), Running: signal.F(running), RequestsTotal: signal.F(reqs),
+		KVCacheUsage: signal.F(0.5), GPU: &signal.GPU{Utilization: signal.F(0.8)}, TTFT: ttft}
+}
+
+func report(pods ...signal.Pod) *signal.Report {
+	return &signal.Report{Version: signal.Version, Pods: pods}
+}
+
+func TestQuantileInterpolatesLikePrometheus(t *testing.T) {
+	h := *hist(10, 50, 90, 100, 100, 100)
+	cases := []struct{ q, want float64 }{{0.5, 0.5}, {0.95, 1.5}, {0.05, 0.05}, {0.7, 0.75}}
+	for _, c := range cases {
+		if got := Quantile(h, c.q); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("q%.2f = %g, want %g", c.q, got, c.want)
+		}
+	}
+	if got := Quantile(*hist(0, 0, 0, 0, 0, 10), 0.99); got != 5 {
+		t.Errorf("rank in +Inf: %g, want the highest finite bound 5", got)
+	}
+	if !math.IsNaN(Quantile(signal.Histogram{}, 0.9)) || !math.IsNaN(Quantile(h, 1.5)) {
+		t.Error("empty histogram or bad q must give NaN")
+	}
+}
+
+// Latency comes from bucket deltas merged across pods: a pod whose
+// cumulative histogram holds old slow requests must not pollute this tick.
+func TestLatencyFromMergedDeltasNotAveragedPercentiles(t *testing.T) {
+	st := state.New()
+	opt := DefaultOptions()
+	// Tick 1: pod a has 1000 old slow requests, pod b is fast.
+	Aggregate(Input{Reports: []*signal.Report{
+		report(readyPod("a", t0, 0, 1, 1000, hist(0, 0, 0, 0, 1000, 1000))),
+		report(readyPod("b", t0, 0, 1, 100, hist(100, 100, 100, 100, 100, 100))),
+	}}, st, opt, t0)
+	// Tick 2: a served 10 fast ones, b 90 fast ones.
+	t1 := t0.Add(15 * time.Second)
+	v := Aggregate(Input{Reports: []*signal.Report{
+		report(readyPod("a", t1, 0, 1, 1010, hist(10, 10, 10, 10, 1010, 1010))),
+		report(readyPod("b", t1, 0, 1, 190, hist(190, 190, 190, 190, 190, 190))),
+	}}, st, opt, t1)
+	if v.TTFTP95 == nil || *v.TTFTP95 > 0.1 {
+		t.Fatalf("p95 %v, want <= 0.1 s from this tick's 100 fast requests", v.TTFTP95)
+	}
+	if v.LatencyRequests != 100 {
+		t.Errorf("latency requests %g, want 100", v.LatencyRequests)
+	}
+	// 10 + 90 finished over 15 s, in-flight unchanged.
+	if v.ArrivalRate == nil || math.Abs(*v.ArrivalRate-100.0/15) > 1e-9 {
+		t.Errorf("arrival rate %v, want %g", v.ArrivalRate, 100.0/15)
+	}
+}
+
+func TestCounterResetAndPodsComingAndGoing(t *testing.T) {
+	st := state.New()
+	opt := DefaultOptions()
+	Aggregate(Input{Reports: []*signal.Report{
+		report(readyPod("a", t0, 0, 2, 500, hist(100, 200, 300, 400, 500, 500))),
+		report(readyPod("gone", t0, 0, 2, 500, hist(100, 200, 300, 400, 500, 500))),
+	}}, st, opt, t0)
+	t1 := t0.Add(10 * time.Second)
+	// a restarted: counters went down; its new values are the delta.
+	v := Aggregate(Input{Reports: []*signal.Report{
+		report(readyPod("a", t1, 0, 2, 20, hist(20, 20, 20, 20, 20, 20))),
+	}}, st, opt, t1)
+	if v.ArrivalRate == nil || math.Abs(*v.ArrivalRate-2) > 1e-9 {
+		t.Errorf("arrival after reset %v, want 2/s", v.ArrivalRate)
+	}
+	if v.LatencyRequests != 20 {
+		t.Errorf("latency requests after reset %g, want 20", v.LatencyRequests)
+	}
+	if v.Ready != 1 || v.Missing != 0 {
+		t.Errorf("ready %d missing %d, want 1/0 (a pod that left is not missing)", v.Ready, v.Missing)
+	}
+	st.ForgetPods(t1.Add(time.Hour))
+	if len(st.Pods) != 0 {
+		t.Errorf("pods not forgotten: %d", len(st.Pods))
+	}
+}
+
+func TestReadyStartingMissingStale(t *testing.T) {
+	st := state.New()
+	starting := signal.Pod{Name: "s", Phase: "Running", ScrapeTime: t0}
+	term := signal.Pod{Name: "t", Ready: true, Terminating: true, ScrapeTime: t0}
+	failed := readyPod("f", t0, 0, 0, 0, nil)
+	failed.Error = "connection refused"
+	stale := readyPod("old", t0.Add(-10*time.Minute), 0, 0, 0, nil)
+	v := Aggregate(Input{
+		Reports: []*signal.Report{report(readyPod("a", t0, 3, 4, 0, nil)), report(starting), report(term), report(failed), report(stale)},
+		Missing: []string{"empty"},
+	}, st, DefaultOptions(), t0)
+	if v.Ready != 3 || v.Starting != 1 || v.Terminating != 1 || v.Missing != 3 {
+		t.Fatalf("got ready %d starting %d terminating %d missing %d %v", v.Ready, v.Starting, v.Terminating, v.Missing, v.MissingNames)
+	}
+	if v.Waiting != 3 || v.Running != 4 || v.Queue() != 1 {
+		t.Errorf("sums from the complete pod only: waiting %g running %g", v.Waiting, v.Running)
+	}
+}
+
+func TestEWMAAndStartupAndTrend(t *testing.T) {
+	st := state.New()
+	opt := DefaultOptions()
+	var v View
+	for i, util := range []float64{1, 1, 0, 0} {
+		at := t0.Add(time.Duration(i) * 15 * time.Second)
+		pod := readyPod("a", at, 0, 0, float64(i*i*150), nil)
+		pod.GPU.Utilization = signal.F(util)
+		v = Aggregate(Input{Reports: []*signal.Report{report(pod)}}, st, opt, at)
+	}
+	// 1 -> 1 -> 0.7 -> 0.49
+	if v.GPUUtilEWMA == nil || math.Abs(*v.GPUUtilEWMA-0.49) > 1e-9 || *v.GPUUtil != 0 {
+		t.Errorf("EWMA %v util %v", v.GPUUtilEWMA, v.GPUUtil)
+	}
+	if v.StartupSeconds != 60 || v.StartupObserved != 1 {
+		t.Errorf("startup %g observed %d", v.StartupSeconds, v.StartupObserved)
+	}
+	// rates 10, 30, 50/s: the rate is rising at 20/15 per s.
+	if v.RateTrend == nil || math.Abs(*v.RateTrend-20.0/15) > 1e-9 {
+		t.Errorf("trend %v, want positive", v.RateTrend)
+	}
+	if got, _ := startupP90(&state.State{}, 42*time.Second); got != 42 {
+		t.Errorf("default startup %g", got)
+	}
+}
+
+func TestConcurrencyLearnedOnlyWhenSaturated(t *testing.T) {
+	st := state.New()
+	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 50, 0, nil))}}, st, DefaultOptions(), t0)
+	if st.PodConcurrency != nil {
+		t.Fatal("learned concurrency without saturation")
+	}
+	t1 := t0.Add(15 * time.Second)
+	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", t1, 5, 120, 0, nil))}}, st, DefaultOptions(), t1)
+	if v.PodConcurrency == nil || *v.PodConcurrency != 120 {
+		t.Fatalf("concurrency %v, want 120", v.PodConcurrency)
+	}
+}
+
+func TestHistDeltaLayoutChange(t *testing.T) {
+	a := hist(1, 2, 3, 4, 5, 5)
+	b := &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 1, Count: 9}}, Count: 9}
+	if _, ok := histDelta(b, a); ok {
+		t.Error("different layouts must not form a delta")
+	}
+	var acc signal.Histogram
+	merge(&acc, *a)
+	merge(&acc, *b) // another layout merges on acc's bounds
+	if acc.Count != 14 || acc.Buckets[2].Count != 3+9 {
+		t.Errorf("merged %+v", acc)
+	}
+}

@@ -77,7 +77,7 @@ func gammaRand(rng *rand.Rand, shape float64) float64 {
 		for u == 0 {
 			u = rng.Float64()
 		}
-		return gammaRand(rng, shape+1) * math.Pow(u, 1/shape)
+		return gammaRand(rng, shape+1) * math.Exp(math.Log(u)/shape)
 	}
 	d := shape - 1.0/3
 	c := 1 / math.Sqrt(9*d)

@@ -367,7 +367,7 @@ func (g *sgGen) gap() float64 {
 	case lawGamma:
 		return g.scale * gammaRand(g.rng, g.shape)
 	case lawWeibull:
-		return g.scale * math.Pow(g.rng.ExpFloat64(), 1/g.shape)
+		return g.scale * math.Exp(math.Log(g.rng.ExpFloat64())/g.shape)
 	default:
 		return g.scale * g.rng.ExpFloat64()
 	}

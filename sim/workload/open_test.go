@@ -93,8 +93,8 @@ func TestOpenRealTraces(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	cases := map[string]string{
-		"synthetic:nope":                       "unknown synthetic preset",
-		filepath.Join(t.TempDir(), "none.csv"): "no such file",
+		"synthetic:nope":                        "unknown synthetic preset",
+		filepath.Join(t.TempDir(), "none.csv"):  "no such file",
 		writeTemp(t, "x.csv", "a,b,c\n1,2,3\n"): "neither Azure",
 		writeTemp(t, "x.parquet", "PAR1"):       "unknown kind",
 		writeTemp(t, "empty.csv", ""):           "read header",

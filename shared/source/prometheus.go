@@ -1,0 +1,285 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscale/inferscale/shared/preset"
+	"github.com/inferscale/inferscale/shared/signal"
+)
+
+// PrometheusOptions configure the connection to Prometheus.
+type PrometheusOptions struct {
+	URL string
+	// BearerTokenFile is read once per process (each CPA tick is a new process).
+	BearerTokenFile    string
+	CAFile             string
+	InsecureSkipVerify bool
+	Timeout            time.Duration
+}
+
+// NewPrometheusAPI builds a PromQL client with the given auth and TLS.
+func NewPrometheusAPI(o PrometheusOptions) (promv1.API, error) {
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in by config
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("prometheus CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("prometheus CA file %s holds no certificate", o.CAFile)
+		}
+		tlsCfg.RootCAs = pool
+	}
+	var rt http.RoundTripper = &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: o.Timeout}
+	if o.BearerTokenFile != "" {
+		tok, err := os.ReadFile(o.BearerTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("prometheus bearer token file: %w", err)
+		}
+		rt = bearer{token: strings.TrimSpace(string(tok)), next: rt}
+	}
+	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client for %q: %w", o.URL, err)
+	}
+	return promv1.NewAPI(c), nil
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// Querier is the part of the PromQL API the Prometheus source uses.
+type Querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error)
+}
+
+// Prometheus reads fleet aggregates with PromQL built from a preset's
+// mapping over a label-matcher set (the target's namespace and pods).
+type Prometheus struct {
+	API Querier
+	// Preset is the mapping; nil detects among Presets from the series present.
+	Preset  *preset.Preset
+	Presets []*preset.Preset
+	// Matchers is a PromQL matcher list without braces, e.g.
+	// namespace="inference",pod=~"llm-.*".
+	Matchers  string
+	Window    time.Duration
+	Quantiles []float64
+}
+
+const matcherSyntax = `^\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*)*,?\s*$`
+
+// ValidateMatchers checks a matcher list (label op "value", ...).
+func ValidateMatchers(m string) error {
+	if !regexp.MustCompile(matcherSyntax).MatchString(m) {
+		return fmt.Errorf("prometheus matchers %q: want label=\"value\" pairs separated by commas (ops = != =~ !~)", m)
+	}
+	return nil
+}
+
+// RenderMatchers fills {namespace} and {name} in a matcher template with
+// PromQL-escaped values.
+func RenderMatchers(tmpl, namespace, name string) string {
+	esc := func(s string) string { q := strconv.Quote(s); return q[1 : len(q)-1] }
+	return strings.NewReplacer("{namespace}", esc(namespace), "{name}", esc(regexp.QuoteMeta(name))).Replace(tmpl)
+}
+
+// Fleet runs the queries. Failed queries are listed in Fleet.Errors and
+// leave their fields nil; the function itself does not fail.
+func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
+	f := &signal.Fleet{Source: "prometheus", WindowSeconds: p.Window.Seconds()}
+	present, err := p.presentFamilies(ctx, now)
+	if err != nil {
+		f.Errors = append(f.Errors, err.Error())
+		return f
+	}
+	pr := p.Preset
+	if pr == nil {
+		if pr, err = preset.Detect(p.Presets, func(n string) bool { return present[n] }); err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("%v (no series match {%s})", err, p.Matchers))
+			return f
+		}
+	}
+	fam := func(sig string) (string, preset.Reading, bool) {
+		r, ok := pr.Signals[sig]
+		if !ok {
+			return "", r, false
+		}
+		for _, n := range r.Families {
+			if present[n] {
+				return n, r, true
+			}
+		}
+		return "", r, false
+	}
+	sel := func(name string, r preset.Reading) string {
+		parts := []string{}
+		if strings.TrimSpace(p.Matchers) != "" {
+			parts = append(parts, strings.TrimSuffix(strings.TrimSpace(p.Matchers), ","))
+		}
+		keys := make([]string, 0, len(r.Labels))
+		for k := range r.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			parts = append(parts, k+"="+strconv.Quote(r.Labels[k]))
+		}
+		return name + "{" + strings.Join(parts, ",") + "}"
+	}
+	scalar := func(label, q string, scale float64) *float64 {
+		v, err := p.scalar(ctx, q, now)
+		if err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("%s: %v", label, err))
+			return nil
+		}
+		if v == nil {
+			return nil
+		}
+		return signal.F(*v * scale)
+	}
+	if n, r, ok := fam(preset.Waiting); ok {
+		f.Waiting = scalar("waiting", "sum("+sel(n, r)+")", r.Factor())
+		f.StalenessSeconds = scalar("staleness", "time() - max(timestamp("+sel(n, r)+"))", 1)
+	}
+	if n, r, ok := fam(preset.Running); ok {
+		f.Running = scalar("running", "sum("+sel(n, r)+")", r.Factor())
+	}
+	if n, r, ok := fam(preset.KVCacheUsage); ok {
+		f.KVCacheMean = scalar("kvCacheMean", "avg("+sel(n, r)+")", r.Factor())
+		f.KVCacheMax = scalar("kvCacheMax", "max("+sel(n, r)+")", r.Factor())
+	}
+	if n, r, ok := fam(preset.GPUUtilization); ok {
+		f.GPUUtilMean = scalar("gpuUtilMean", "avg("+sel(n, r)+")", r.Factor())
+	}
+	w := model.Duration(p.Window).String()
+	quantiles := func(label string, sig string) map[string]float64 {
+		n, r, ok := fam(sig)
+		if !ok {
+			return nil
+		}
+		out := map[string]float64{}
+		for _, q := range p.Quantiles {
+			qs := strconv.FormatFloat(q, 'f', -1, 64)
+			v := scalar(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor())
+			if v != nil {
+				out[qs] = *v
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	f.TTFTQuantiles = quantiles("ttft", preset.TTFT)
+	f.E2EQuantiles = quantiles("e2e", preset.E2E)
+	if n, r, ok := fam(preset.RequestsTotal); ok {
+		f.ArrivalRate = scalar("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1)
+	} else if n, r, ok := fam(preset.E2E); ok {
+		f.ArrivalRate = scalar("arrivalRate", "sum(rate("+sel(n+"_count", r)+"["+w+"]))", 1)
+	}
+	return f
+}
+
+// presentFamilies asks which mapped families have series under the matchers.
+func (p *Prometheus) presentFamilies(ctx context.Context, now time.Time) (map[string]bool, error) {
+	names := map[string]bool{}
+	add := func(pr *preset.Preset) {
+		for _, r := range pr.Signals {
+			for _, n := range r.Families {
+				names[n] = true
+			}
+		}
+		for _, n := range pr.Detect {
+			names[n] = true
+		}
+	}
+	if p.Preset != nil {
+		add(p.Preset)
+	} else {
+		for _, pr := range p.Presets {
+			add(pr)
+		}
+	}
+	alts := make([]string, 0, len(names))
+	for n := range names {
+		alts = append(alts, regexp.QuoteMeta(n), regexp.QuoteMeta(n)+"_bucket")
+	}
+	sort.Strings(alts)
+	re := strconv.Quote(strings.Join(alts, "|"))
+	m := strings.TrimSuffix(strings.TrimSpace(p.Matchers), ",")
+	if m != "" {
+		m = "," + m
+	}
+	q := "count by (__name__) ({__name__=~" + re + m + "})"
+	v, _, _, err := p.API.Query(ctx, q, now)
+	if err != nil {
+		return nil, fmt.Errorf("listing series: %w", err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("listing series: unexpected result type %s", v.Type())
+	}
+	present := map[string]bool{}
+	for _, s := range vec {
+		n := string(s.Metric[model.MetricNameLabel])
+		present[strings.TrimSuffix(n, "_bucket")] = true
+	}
+	return present, nil
+}
+
+// scalar runs q and returns its single value; nil when the result is empty
+// or NaN (no data in the window).
+func (p *Prometheus) scalar(ctx context.Context, q string, now time.Time) (*float64, error) {
+	v, _, _, err := p.API.Query(ctx, q, now)
+	if err != nil {
+		return nil, err
+	}
+	var x float64
+	switch t := v.(type) {
+	case model.Vector:
+		if len(t) == 0 {
+			return nil, nil
+		}
+		if len(t) > 1 {
+			return nil, errors.New("query returned more than one series")
+		}
+		x = float64(t[0].Value)
+	case *model.Scalar:
+		x = float64(t.Value)
+	default:
+		return nil, fmt.Errorf("unexpected result type %s", v.Type())
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, nil
+	}
+	if x < 0 && x > -1e-9 {
+		x = 0
+	}
+	return &x, nil
+}

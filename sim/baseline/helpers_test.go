@@ -18,7 +18,7 @@ type podSpec struct {
 	noMetrics     bool
 	waiting, run  *float64
 	kv, util      *float64
-	ttft          *signal.Histogram
+	ttft, e2e     *signal.Histogram
 	createdBefore time.Duration // how long before the observation the pod was created (default 1 h)
 }
 
@@ -43,7 +43,7 @@ func obsOf(now time.Time, spec, minR, maxR int, pods ...podSpec) scaler.Observat
 			pv.ReadyAt = pv.CreatedAt.Add(time.Minute)
 		}
 		if !p.noMetrics {
-			m := &signal.Pod{Name: pv.Name, ScrapeTime: now, Waiting: p.waiting, Running: p.run, KVCacheUsage: p.kv, TTFT: p.ttft}
+			m := &signal.Pod{Name: pv.Name, ScrapeTime: now, Waiting: p.waiting, Running: p.run, KVCacheUsage: p.kv, TTFT: p.ttft, E2E: p.e2e}
 			if p.util != nil {
 				m.GPU = &signal.GPU{Utilization: p.util}
 			}

@@ -102,6 +102,22 @@ func (h *hpaWithLatency) Recommend(obs scaler.Observation) (int, error) {
 	return h.HPA.Recommend(obs)
 }
 
+// lastP99 is seed 002's per-pod P99 gauge: the service reports the P99 of
+// its recent requests, so a pod that served none in the window keeps its
+// last value; a pod that never served one has no sample (missing).
+type lastP99 struct {
+	win *histogramWindow
+	ms  map[string]float64
+}
+
+func (l *lastP99) read(p scaler.PodView) (float64, bool) {
+	if q, err := l.win.podQuantile(p.Name, 0.99, l.win.now); err == nil {
+		l.ms[p.Name] = q * 1000
+	}
+	v, ok := l.ms[p.Name]
+	return v, ok
+}
+
 // hpa-seed002: seed 002's HPA — queue depth (waiting + running) 5 per pod,
 // CPU 70 % (modelled as GPU utilisation of a 1-GPU request), per-pod P99
 // latency 10 s (E2E, over 60 s), and its behavior block.
@@ -117,6 +133,7 @@ func hpaSeed002Preset() preset {
 		},
 		build: func(v Params) (scaler.Autoscaler, error) {
 			win := newHistogramWindow(time.Minute, pickE2E)
+			last := &lastP99{win: win, ms: map[string]float64{}}
 			b := Seed002Behavior()
 			b.ScaleUp.StabilizationWindow = secs(v["up_window_s"])
 			b.ScaleDown.StabilizationWindow = secs(v["down_window_s"])
@@ -129,10 +146,7 @@ func hpaSeed002Preset() preset {
 					{Name: "cpu (gpu utilisation)", Source: ResourceUtilization, Target: v["util_target"],
 						PodValue: fromMetrics(readGPUUtil), Request: 1},
 					{Name: "inference_latency_p99_ms", Source: PodsAverageValue, Target: v["p99_target_ms"],
-						PodValue: func(p scaler.PodView) (float64, bool) {
-							q, err := win.podQuantile(p.Name, 0.99, win.now)
-							return q * 1000, err == nil
-						}},
+						PodValue: last.read},
 				},
 			})
 			if err != nil {

@@ -301,3 +301,21 @@ func TestFromSourceNamesBadKeys(t *testing.T) {
 		t.Fatalf("config not read: %+v", cfg)
 	}
 }
+
+func FuzzParseScheduleFloors(f *testing.F) {
+	f.Add(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
+	f.Add(`[{"start":"0 13 * * *","end":"0 15 * * *","replicas":8}]`)
+	f.Add(`- {start: "@daily", end: "x", replicas: -1}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		floors, err := ParseScheduleFloors(raw)
+		if err != nil {
+			return
+		}
+		for _, fl := range floors {
+			if fl.Replicas < 0 {
+				t.Fatalf("negative replicas accepted: %+v", fl)
+			}
+			fl.Active(t0) // must not panic
+		}
+	})
+}

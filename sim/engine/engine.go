@@ -609,7 +609,10 @@ func (e *Engine) Observe() scaler.Observation {
 		MaxReplicas:  e.cfg.MaxReplicas,
 	}
 	for _, r := range e.live {
-		pv := scaler.PodView{Name: r.name, Phase: r.phase, CreatedAt: e.wall(r.created)}
+		pv := scaler.PodView{Name: r.name, Phase: r.phase, CreatedAt: e.wall(r.created), Serial: r.idx}
+		if r.phase == scaler.Draining {
+			pv.DeletedAt = e.wall(r.drainStart)
+		}
 		if r.phase == scaler.Ready || r.phase == scaler.Draining {
 			pv.ReadyAt = e.wall(r.readyAt)
 			if s := e.lagged(r); s != nil {

@@ -50,8 +50,10 @@ type Model struct {
 // each KV token is 128 KiB (32 layers × 8 KV heads × 128 dims × 2 (K,V) × 2
 // bytes) read once per decode step at ~3.35 TB/s, ≈0.039 µs. The KV capacity
 // (400k tokens) is what 0.9 × 80 GB leaves after 16 GB of weights and
-// activations at 128 KiB per token; MaxNumSeqs and MaxBatchTokens are vLLM
-// V1's online-serving defaults on H100 (256, 8192).
+// activations at 128 KiB per token. MaxNumSeqs is vLLM's long-standing
+// default of 256 (recent V1 releases raise it to 1024 on ≥70 GB GPUs, which
+// only makes the waiting queue rarer still) and MaxBatchTokens the V1
+// online-serving chunked-prefill budget on H100 (8192).
 func Llama31_8B_H100() Model {
 	return Model{
 		Name:            "llama-3.1-8b-h100",

@@ -30,6 +30,12 @@ type PodView struct {
 	Phase     Phase
 	CreatedAt time.Time
 	ReadyAt   time.Time // zero until Ready
+	// DeletedAt is when the pod was deleted (its deletionTimestamp); zero
+	// unless Draining.
+	DeletedAt time.Time
+	// Serial is the pod's creation number within the run (0, 1, ...); the
+	// simulator derives its IP address from it.
+	Serial int
 	// Metrics is the newest scrape the metric pipeline has delivered for
 	// this pod (lagged), in the same schema the metric binary prints (vLLM
 	// names mapped). Nil when no scrape has been delivered: Pending and

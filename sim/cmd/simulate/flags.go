@@ -1,0 +1,95 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/engine"
+	"github.com/inferscale/inferscale/sim/inferscale"
+	"github.com/inferscale/inferscale/sim/runner"
+)
+
+// common holds the flags every subcommand shares.
+type common struct {
+	trace      string
+	seed       int64
+	rate, tf   float64
+	start, dur time.Duration
+	topClients int
+
+	startup, startupSigma, lag float64
+	slo, tpot, target          float64
+	minR, maxR, initial        int
+	grace                      float64
+	mode                       string
+	bin                        string
+	cpaStab                    time.Duration
+	quiet                      bool
+}
+
+func (c *common) register(fs *flag.FlagSet, demo bool) {
+	fs.StringVar(&c.trace, "trace", "synthetic:demo", "workload: synthetic:demo, or an Azure/BurstGPT .csv, Mooncake .jsonl or ServeGen .tar.gz")
+	fs.Int64Var(&c.seed, "seed", 1, "seed of the simulation and of generated workloads")
+	fs.Float64Var(&c.rate, "rate", 1, "multiply the trace's request rate")
+	fs.Float64Var(&c.tf, "time-scale", 1, "stretch the trace's time axis")
+	fs.DurationVar(&c.start, "start", 0, "skip this much of the trace")
+	fs.DurationVar(&c.dur, "duration", 0, "replay only this much of the trace (0: all)")
+	fs.IntVar(&c.topClients, "servegen-top", 0, "ServeGen: keep only the N busiest clients (0: all)")
+	fs.Float64Var(&c.startup, "startup", 60, "median pod startup, creation to Ready, seconds")
+	fs.Float64Var(&c.startupSigma, "startup-sigma", 0.25, "lognormal sigma of the startup time")
+	fs.Float64Var(&c.lag, "lag", 15, "metric pipeline lag, seconds")
+	fs.Float64Var(&c.slo, "slo", 2, "TTFT objective, seconds")
+	fs.Float64Var(&c.tpot, "tpot", 0.1, "per-output-token allowance of the end-to-end objective, seconds")
+	fs.Float64Var(&c.target, "target", 0.99, "attainment target (TTFT) for the oracle, tuning and the pass mark")
+	fs.IntVar(&c.minR, "min", 1, "minReplicas for every policy")
+	fs.IntVar(&c.maxR, "max", 64, "maxReplicas for every policy")
+	fs.IntVar(&c.initial, "initial", 2, "Ready replicas at t=0")
+	fs.Float64Var(&c.grace, "grace", 30, "termination grace period, seconds")
+	mode := "fast"
+	if demo {
+		mode = "faithful"
+	}
+	fs.StringVar(&c.mode, "mode", mode, "inferscale mode: fast (in-process) or faithful (bin/metric + bin/evaluate via the CPA contract)")
+	fs.StringVar(&c.bin, "bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
+	fs.DurationVar(&c.cpaStab, "cpa-downscale-stabilization", 0, "CPA's own downscaleStabilization for inferscale (0: CPA default, off)")
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+}
+
+func (c *common) engineConfig() (engine.Config, error) {
+	cfg := engine.DefaultConfig()
+	cfg.Seed = uint64(c.seed)
+	cfg.Startup.MedianSeconds = max(c.startup-cfg.Startup.PendingSeconds, 0)
+	if c.startup < cfg.Startup.PendingSeconds {
+		cfg.Startup.PendingSeconds = c.startup
+	}
+	cfg.Startup.Sigma = c.startupSigma
+	cfg.MetricLagSeconds = c.lag
+	cfg.TTFTSLOSeconds = c.slo
+	cfg.TPOTSLOSeconds = c.tpot
+	cfg.MinReplicas, cfg.MaxReplicas = c.minR, c.maxR
+	cfg.InitialReplicas = min(max(c.initial, c.minR), c.maxR)
+	cfg.DrainGraceSeconds = c.grace
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	if c.target <= 0 || c.target > 1 {
+		return cfg, fmt.Errorf("-target %g: want (0, 1]", c.target)
+	}
+	return cfg, nil
+}
+
+func (c *common) traceSpec() runner.Trace {
+	return runner.Trace{Spec: c.trace, Seed: c.seed, RateFactor: c.rate, TimeFactor: c.tf, Start: c.start, Duration: c.dur,
+		ServeGenTopClients: c.topClients}
+}
+
+func (c *common) options() (runner.Options, error) {
+	m := runner.Mode(c.mode)
+	if m != runner.Fast && m != runner.Faithful {
+		return runner.Options{}, fmt.Errorf("-mode %q: want fast or faithful", c.mode)
+	}
+	cp := inferscale.DefaultCPA()
+	cp.DownscaleStabilization = c.cpaStab
+	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp}, nil
+}

@@ -1,0 +1,56 @@
+// Command simulate replays LLM-serving traffic through a simulated GPU
+// fleet under inferscale, the baseline autoscalers and a clairvoyant
+// oracle, and reports SLO attainment, GPU-hours and scaling behaviour.
+//
+//	simulate run   -trace FILE|synthetic:demo -policies 'inferscale;hpa-queue;kpa' [-oracle] [-png out.png]
+//	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
+//	simulate tune  -trace ... -policy hpa-queue -target 0.99
+//	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := dispatch(ctx, os.Args[1:], log)
+	stop()
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "simulate:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo [flags]  (simulate CMD -h for flags)")
+		return errUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], log, false)
+	case "demo":
+		return cmdRun(ctx, args[1:], log, true)
+	case "sweep":
+		return cmdSweep(ctx, args[1:], log)
+	case "tune":
+		return cmdTune(ctx, args[1:], log)
+	case "-h", "--help", "help":
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo [flags]  (simulate CMD -h for flags)")
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune or demo)\n", args[0])
+	return errUsage
+}

@@ -315,9 +315,10 @@ func (h *HPA) replicasForMetric(obs scaler.Observation, m HPAMetric) (int, error
 }
 
 // podMetricReplicas is GetResourceReplicas / GetMetricReplicas with
-// groupPods: Draining pods are ignored; Pending pods are unready (and, for
-// Resource metrics, Starting pods too: never-ready pods inside the CPU
-// initialisation period); pods without a sample are missing; the rest are
+// groupPods: Draining pods are ignored; Pending pods are unready; pods
+// without a sample (Starting pods among them: no /metrics yet) are
+// missing; for Resource metrics, pods that report a sample can still be
+// unready under the CPU-initialisation rules (cpuUnready); the rest are
 // ready.
 func podMetricReplicas(obs scaler.Observation, m HPAMetric, tol tolerances) (int, error) {
 	cur := obs.SpecReplicas
@@ -328,11 +329,10 @@ func podMetricReplicas(obs scaler.Observation, m HPAMetric, tol tolerances) (int
 	metrics := map[string]float64{}
 	var unready, missing []string
 	for _, p := range obs.Pods {
-		switch {
-		case p.Phase == scaler.Draining:
+		switch p.Phase {
+		case scaler.Draining:
 			continue
-		case p.Phase == scaler.Pending,
-			p.Phase == scaler.Starting && m.Source == ResourceUtilization:
+		case scaler.Pending:
 			unready = append(unready, p.Name)
 			continue
 		}
@@ -342,6 +342,10 @@ func podMetricReplicas(obs scaler.Observation, m HPAMetric, tol tolerances) (int
 		}
 		if !ok {
 			missing = append(missing, p.Name)
+			continue
+		}
+		if m.Source == ResourceUtilization && cpuUnready(p, obs.Now) {
+			unready = append(unready, p.Name)
 			continue
 		}
 		metrics[p.Name] = v
@@ -388,6 +392,30 @@ func podMetricReplicas(obs scaler.Observation, m HPAMetric, tol tolerances) (int
 		return cur, nil
 	}
 	return n, nil
+}
+
+// Controller defaults behind the CPU sample sanitisation of groupPods.
+const (
+	cpuInitializationPeriod = 5 * time.Minute  // --horizontal-pod-autoscaler-cpu-initialization-period
+	initialReadinessDelay   = 30 * time.Second // --horizontal-pod-autoscaler-initial-readiness-delay
+	resourceMetricWindow    = 30 * time.Second // metrics-server sample window
+)
+
+// cpuUnready is groupPods' test for Resource metrics. Within the
+// initialisation period after start (CreatedAt here) a pod is unready
+// when not Ready or when its sample does not cover one full window since
+// it became Ready; afterwards only when it is not Ready and never became
+// Ready within the initial-readiness delay.
+func cpuUnready(p scaler.PodView, now time.Time) bool {
+	notReady := p.Phase != scaler.Ready || p.ReadyAt.IsZero()
+	if p.CreatedAt.Add(cpuInitializationPeriod).After(now) {
+		return notReady || p.Metrics.ScrapeTime.Before(p.ReadyAt.Add(resourceMetricWindow))
+	}
+	transition := p.ReadyAt
+	if transition.IsZero() {
+		transition = p.CreatedAt
+	}
+	return notReady && p.CreatedAt.Add(initialReadinessDelay).After(transition)
 }
 
 // usageRatio is GetMetricUsageRatio for Pods metrics and

@@ -58,8 +58,14 @@ func TestPodMetricReplicas(t *testing.T) {
 		// Resource: ratio 10/50 = 0.2, missing := max(100, 50) % = 1.0:
 		// floor(100·1.2/3) = 40 % → 0.8 → ceil(2.4) = 3 = cur → 3 (filling at the target would give 2)
 		{"resource missing filled at 100%", utilMetric(50), 3, []podSpec{readyUtil(0.1), readyUtil(0.1), {phase: scaler.Ready, waiting: f(0)}}, 3},
-		// Resource: Starting pod is unready (CPU-initialisation rule), dropped on scale-down: ceil(0.2·2) = 1
-		{"resource starting pod unready", utilMetric(50), 3, []podSpec{readyUtil(0.1), readyUtil(0.1), starting()}, 1},
+		// Resource: a pod Ready for 10 s (inside the 5 min initialisation period, sample not
+		// yet one 30 s window past readiness) is unready: 90 %/50 % = 1.8 > 1 → unready := 0:
+		// floor(180/3) = 60 % → 1.2 → ceil(3.6) = 4 (counting it: ceil(5.4) = 6)
+		{"resource cpu-initialisation unready", utilMetric(50), 3, []podSpec{readyUtil(0.9), readyUtil(0.9),
+			{phase: scaler.Ready, util: f(0.9), createdBefore: 70 * time.Second}}, 4},
+		// Resource: a Starting pod has no sample: missing, filled at 100 % on scale-down:
+		// floor(100·1.2/3) = 40 % → 0.8 → ceil(2.4) = 3 (dropped as unready it would give ceil(0.4) = 1)
+		{"resource starting pod missing", utilMetric(50), 3, []podSpec{readyUtil(0.1), readyUtil(0.1), starting()}, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -167,6 +167,9 @@ func (k *KEDA) Recommend(obs scaler.Observation) (int, error) {
 	idle, canIdle := 0, obs.MinReplicas == 0
 	if k.cfg.IdleReplicas != nil {
 		idle, canIdle = *k.cfg.IdleReplicas, true
+		if idle >= obs.MinReplicas {
+			return cur, fmt.Errorf("keda %s: idleReplicaCount %d must be below minReplicaCount %d", k.cfg.Name, idle, obs.MinReplicas)
+		}
 	}
 	atIdle := canIdle && cur == idle
 	if k.lastPoll.IsZero() || obs.Now.Sub(k.lastPoll) >= k.cfg.PollingInterval {
@@ -202,12 +205,20 @@ func kedaTunables() []Tunable {
 		{Name: "cooldown_s", Default: 300, Min: 0, Max: 3600, Doc: "cooldownPeriod (active → idle/0), seconds"},
 		{Name: "polling_s", Default: 30, Min: 1, Max: 300, Doc: "pollingInterval, seconds"},
 		{Name: "tolerance", Default: 0.1, Min: 0, Max: 0.5, Doc: "HPA tolerance band"},
+		{Name: "idle_replicas", Default: -1, Min: -1, Max: 100, Integer: true,
+			Doc: "idleReplicaCount (must be below minReplicas); -1 leaves it unset"},
 	}
 }
 
 func kedaFrom(name string, v Params, crons []CronTrigger) (scaler.Autoscaler, error) {
+	var idle *int
+	if v["idle_replicas"] >= 0 {
+		n := int(v["idle_replicas"])
+		idle = &n
+	}
 	return NewKEDA(KEDAConfig{
-		Name: name, PollingInterval: secs(v["polling_s"]), CooldownPeriod: secs(v["cooldown_s"]),
+		IdleReplicas: idle,
+		Name:         name, PollingInterval: secs(v["polling_s"]), CooldownPeriod: secs(v["cooldown_s"]),
 		Tolerance: v["tolerance"],
 		Prometheus: []PrometheusTrigger{{
 			Name: "sum(vllm:num_requests_waiting)", Query: externalSum(readWaiting),

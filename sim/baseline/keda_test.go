@@ -79,6 +79,37 @@ func TestKEDAMinReplicasNeverIdles(t *testing.T) {
 	}
 }
 
+func TestKEDAIdleReplicas(t *testing.T) {
+	v := 0.0
+	a, err := Presets()["keda-queue"](Params{"idle_replicas": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := a.(*KEDA)
+	k.cfg.Prometheus[0].Query = constQuery(&v)
+	pods := []podSpec{ready(0), ready(0)}
+	// min 2, idle 1: inactive from the start; the cooldown runs from creation (t=0)
+	if got, _ := k.Recommend(obsOf(at(0), 2, 2, 10, pods...)); got != 2 {
+		t.Fatalf("t=0: got %d, want 2", got)
+	}
+	if got, _ := k.Recommend(obsOf(at(300), 2, 2, 10, pods...)); got != 1 {
+		t.Fatalf("t=300: got %d, want idle 1", got)
+	}
+	// parked at idle: the HPA does not act between polls
+	if got, _ := k.Recommend(obsOf(at(315), 1, 2, 10, pods[:1]...)); got != 1 {
+		t.Fatalf("t=315: got %d, want 1", got)
+	}
+	// activity at the next poll → back to min 2
+	v = 4
+	if got, _ := k.Recommend(obsOf(at(330), 1, 2, 10, pods[:1]...)); got != 2 {
+		t.Fatalf("t=330: got %d, want 2", got)
+	}
+	// idleReplicaCount not below min is rejected
+	if _, err := k.Recommend(obsOf(at(345), 2, 1, 10, pods...)); err == nil {
+		t.Fatal("idle 1 with min 1: want an error")
+	}
+}
+
 func TestKEDACronFloor(t *testing.T) {
 	v := 0.0
 	crons := []CronTrigger{{Start: "0 8 * * *", End: "0 10 * * *", DesiredReplicas: 4}}

@@ -13,34 +13,34 @@ import (
 
 // Config keys read by metric.
 const (
-	keyServer              = "server"
-	keyCustomMapping       = "customMapping"
-	keyMetricsPort         = "metricsPort"
-	keyMetricsPortName     = "metricsPortName"
-	keyMetricsPath         = "metricsPath"
-	keyScrapeTimeout       = "scrapeTimeout"
-	keyMaxBodyBytes        = "metricsMaxBytes"
-	keyGPUSource           = "gpuSource"
-	keyDCGMExporterPort    = "dcgmExporterPort"
-	keyDCGMExporterPath    = "dcgmExporterPath"
-	keyDCGMAddress         = "dcgmAddress"
-	keyDCGMGPUs            = "dcgmGPUs"
-	keySource              = "source"
-	keyConcurrency         = "scrapeConcurrency"
-	keyPromURL             = "prometheusURL"
-	keyPromTokenFile       = "prometheusBearerTokenFile"
-	keyPromCAFile          = "prometheusCAFile"
-	keyPromInsecure        = "prometheusInsecureSkipVerify"
-	keyPromMatchers        = "prometheusMatchers"
-	keyPromWindow          = "prometheusWindow"
-	keyPromQuantiles       = "prometheusQuantiles"
-	defaultPromMatchers    = `namespace="{namespace}",pod=~"{name}-.*"`
-	serverAuto             = "auto"
-	serverCustom           = "custom"
-	sourceDirect           = "direct"
-	sourcePrometheus       = "prometheus"
-	defaultMetricsPort     = 8000
-	defaultDCGMExporterPor = 9400
+	keyServer               = "server"
+	keyCustomMapping        = "customMapping"
+	keyMetricsPort          = "metricsPort"
+	keyMetricsPortName      = "metricsPortName"
+	keyMetricsPath          = "metricsPath"
+	keyScrapeTimeout        = "scrapeTimeout"
+	keyMaxBodyBytes         = "metricsMaxBytes"
+	keyGPUSource            = "gpuSource"
+	keyDCGMExporterPort     = "dcgmExporterPort"
+	keyDCGMExporterPath     = "dcgmExporterPath"
+	keyDCGMAddress          = "dcgmAddress"
+	keyDCGMGPUs             = "dcgmGPUs"
+	keySource               = "source"
+	keyConcurrency          = "scrapeConcurrency"
+	keyPromURL              = "prometheusURL"
+	keyPromTokenFile        = "prometheusBearerTokenFile"
+	keyPromCAFile           = "prometheusCAFile"
+	keyPromInsecure         = "prometheusInsecureSkipVerify"
+	keyPromMatchers         = "prometheusMatchers"
+	keyPromWindow           = "prometheusWindow"
+	keyPromQuantiles        = "prometheusQuantiles"
+	defaultPromMatchers     = `namespace="{namespace}",pod=~"{name}-.*"`
+	serverAuto              = "auto"
+	serverCustom            = "custom"
+	sourceDirect            = "direct"
+	sourcePrometheus        = "prometheus"
+	defaultMetricsPort      = 8000
+	defaultDCGMExporterPort = 9400
 )
 
 // settings is metric's configuration, resolved and validated.
@@ -105,7 +105,7 @@ func loadSettings(c *config.Source) (*settings, error) {
 	s.concurrency = c.Int(keyConcurrency, 32, 1, 1024)
 	s.source = c.Enum(keySource, sourceDirect, sourceDirect, sourcePrometheus)
 	s.gpuSource = c.Enum(keyGPUSource, source.GPUServer, source.GPUServer, source.GPUDCGMExporter, source.GPUDCGM, source.GPUNone)
-	s.dcgmExpPort = c.Int(keyDCGMExporterPort, defaultDCGMExporterPor, 1, 65535)
+	s.dcgmExpPort = c.Int(keyDCGMExporterPort, defaultDCGMExporterPort, 1, 65535)
 	s.dcgmExpPath = c.String(keyDCGMExporterPath, "/metrics")
 	if err := source.ValidatePath(s.dcgmExpPath); err != nil {
 		c.Failf(keyDCGMExporterPath, "%v", err)

@@ -249,6 +249,8 @@ func InferscaleConfig(params map[string]string, cfg engine.Config) (policy.Confi
 		"minReplicas": strconv.Itoa(cfg.MinReplicas),
 		"maxReplicas": strconv.Itoa(cfg.MaxReplicas),
 		"ttftSLO":     strconv.FormatFloat(cfg.TTFTSLOSeconds, 'g', -1, 64) + "s",
+		// No CPA config file: the bounds come from the variables above.
+		"configPath": "/nonexistent/inferscale-sim/config.yaml",
 	}
 	for k, v := range params {
 		env[k] = v

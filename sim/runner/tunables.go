@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/inferscale/inferscale/sim/baseline"
+	"github.com/inferscale/inferscale/sim/tune"
+)
+
+// inferscaleTunables are the inferscale settings the tuner searches (the
+// config keys of the evaluate binary; durations in seconds).
+var inferscaleTunables = []tune.Param{
+	{Name: "queueTarget", Min: 0.5, Max: 20, Default: 3},
+	{Name: "capacityTarget", Min: 0.3, Max: 1, Default: 0.8},
+	{Name: "downStabilization", Min: 0, Max: 900, Default: 300, Integer: true},
+	{Name: "scaleDownCooldown", Min: 0, Max: 900, Default: 300, Integer: true},
+	{Name: "scaleUpCooldown", Min: 0, Max: 120, Default: 60, Integer: true},
+}
+
+// Tunables lists the searchable parameters of a policy; only restricts to
+// the named ones when not empty.
+func Tunables(policyName string, only []string) ([]tune.Param, error) {
+	var all []tune.Param
+	if policyName == "inferscale" {
+		all = append(all, inferscaleTunables...)
+	} else {
+		ts, ok := baseline.Tunables(policyName)
+		if !ok {
+			return nil, fmt.Errorf("unknown policy %q (have: %v)", policyName, Names())
+		}
+		for _, t := range ts {
+			all = append(all, tune.Param{Name: t.Name, Min: t.Min, Max: t.Max, Default: t.Default, Integer: t.Integer})
+		}
+	}
+	if len(only) == 0 {
+		return all, nil
+	}
+	var out []tune.Param
+	for _, n := range only {
+		found := false
+		for _, p := range all {
+			if p.Name == n {
+				out = append(out, p)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("policy %s has no tunable %q", policyName, n)
+		}
+	}
+	return out, nil
+}
+
+// SpecWith is the spec of a policy with numeric parameters.
+func SpecWith(name string, params map[string]float64) Spec {
+	sp := Spec{Name: name, Params: map[string]string{}}
+	for k, v := range params {
+		sp.Params[k] = strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return sp
+}

@@ -81,12 +81,13 @@ func TestKEDAMinReplicasNeverIdles(t *testing.T) {
 
 func TestKEDAIdleReplicas(t *testing.T) {
 	v := 0.0
-	a, err := Presets()["keda-queue"](Params{"idle_replicas": 1})
+	idle := 1
+	k, err := NewKEDA(KEDAConfig{Name: "keda", PollingInterval: 30 * time.Second, CooldownPeriod: 300 * time.Second,
+		Tolerance: 0.1, IdleReplicas: &idle,
+		Prometheus: []PrometheusTrigger{{Name: "q", Query: constQuery(&v), Threshold: 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := a.(*KEDA)
-	k.cfg.Prometheus[0].Query = constQuery(&v)
 	pods := []podSpec{ready(0), ready(0)}
 	// min 2, idle 1: inactive from the start; the cooldown runs from creation (t=0)
 	if got, _ := k.Recommend(obsOf(at(0), 2, 2, 10, pods...)); got != 2 {
@@ -128,6 +129,20 @@ func TestKEDACronFloor(t *testing.T) {
 	k3 := newTestKEDA(t, &v, 0, crons)
 	if got, _ := k3.Recommend(obsOf(at(0), 5, 1, 20, ready(6), ready(6), ready(6), ready(6), ready(6))); got != 10 {
 		t.Fatalf("queue above the cron floor: got %d, want 10", got)
+	}
+}
+
+func TestKEDACronPresetWindow(t *testing.T) {
+	a, err := Presets()["keda-cron"](Params{"cron_start_minute": 530, "cron_end_minute": 600, "cron_replicas": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// t0 is 09:00 UTC, inside 08:50–10:00 → floor 5 (queue empty); legacy clamp max(2·2, 4) = 4 this tick
+	if got, _ := a.Recommend(obsOf(at(0), 2, 1, 10, ready(0), ready(0))); got != 4 {
+		t.Fatalf("got %d, want 4 (rate-limited towards the floor of 5)", got)
+	}
+	if got, _ := a.Recommend(obsOf(at(15), 4, 1, 10, ready(0), ready(0), ready(0), ready(0))); got != 5 {
+		t.Fatalf("got %d, want 5", got)
 	}
 }
 

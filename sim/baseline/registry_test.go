@@ -66,7 +66,7 @@ func TestPresetParams(t *testing.T) {
 	if _, err := ps["seed004"](Params{"max_step": 2.5}); err == nil || !strings.Contains(err.Error(), "whole number") {
 		t.Errorf("non-integer: err = %v", err)
 	}
-	if _, err := ps["keda-cron"](Params{"cron_start_hour": 9, "cron_end_hour": 9}); err == nil {
+	if _, err := ps["keda-cron"](Params{"cron_start_minute": 540, "cron_end_minute": 540}); err == nil {
 		t.Error("identical cron start and end: want an error")
 	}
 }

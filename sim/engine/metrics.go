@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -156,7 +157,7 @@ func WritePrometheus(w io.Writer, p *signal.Pod, model string) error {
 	if p.GPU != nil && p.GPU.Utilization != nil {
 		fmt.Fprintf(bw, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
 		fmt.Fprintf(bw, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-sim\",pod=%q,namespace=%q,container=\"vllm\"} %s\n",
-			p.Name, p.Namespace, num(*p.GPU.Utilization*100))
+			p.Name, p.Namespace, num(math.Round(*p.GPU.Utilization*100*1e9)/1e9))
 	}
 	return bw.err
 }

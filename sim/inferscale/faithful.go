@@ -18,6 +18,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/clock"
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/scaler"
 )
@@ -51,6 +52,10 @@ type Faithful struct {
 	mu      sync.Mutex
 	servers map[int]*podServer
 	closed  bool
+
+	// MetricRuns counts metric processes run; ReadyScrapeErrors the
+	// reports of serving pods that carried a scrape error.
+	MetricRuns, ReadyScrapeErrors int
 }
 
 // podServer is one simulated pod's /metrics endpoint on its loopback IP.
@@ -218,6 +223,12 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("metric for pod %s: %w", pv.Name, err)
 		}
+		f.MetricRuns++
+		if pv.Phase == scaler.Ready && pv.Metrics != nil {
+			if rep, err := signal.Decode(string(out)); err != nil || len(rep.Pods) != 1 || rep.Pods[0].Error != "" {
+				f.ReadyScrapeErrors++
+			}
+		}
 		metrics = append(metrics, &cpa.ResourceMetric{Resource: pv.Name, Value: string(out)})
 	}
 	dep, err := DeploymentJSON(obs.SpecReplicas)
@@ -243,9 +254,24 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 	return f.post.apply(target, obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas, obs.Now), nil
 }
 
+// binaryDefaults point the metric binary at the simulated pods: the vLLM
+// preset, and dcgm-exporter readings served on the pod's own endpoint.
+var binaryDefaults = map[string]string{
+	"server":           "vllm",
+	"metricsPort":      strconv.Itoa(MetricsPort),
+	"gpuSource":        "dcgm-exporter",
+	"dcgmExporterPort": strconv.Itoa(MetricsPort),
+	"dcgmExporterPath": "/metrics",
+}
+
 func (f *Faithful) env(now string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), clock.EnvNow + "=" + now,
 		"stateFile=" + filepath.Join(f.stateDir, "state.json"), "configPath=" + filepath.Join(f.stateDir, "no-cpa-config.yaml")}
+	for k, v := range binaryDefaults {
+		if _, set := f.opt.Env[k]; !set {
+			env = append(env, k+"="+v)
+		}
+	}
 	for k, v := range f.opt.Env {
 		env = append(env, k+"="+v)
 	}

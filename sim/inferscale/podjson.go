@@ -68,7 +68,9 @@ func PodJSON(pv scaler.PodView) ([]byte, error) {
 		spec["nodeName"] = fmt.Sprintf("gpu-node-%03d", idx)
 		status["phase"] = "Running"
 		status["podIP"] = PodIP(idx).String()
-		status["hostIP"] = "10.0.0.1"
+		// Every simulated pod has a node (and so a dcgm-exporter) of its
+		// own, on its own loopback address.
+		status["hostIP"] = PodIP(idx).String()
 		status["startTime"] = kubeTime(started)
 		ready := cond{Type: "Ready", Status: "False", LastTransitionTime: kubeTime(started)}
 		if !pv.ReadyAt.IsZero() {

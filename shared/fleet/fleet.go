@@ -31,6 +31,9 @@ type Options struct {
 	// fleet counts as saturated: its running requests per pod are then
 	// learned as the per-pod concurrency capacity.
 	SaturationWaiting float64
+	// TrackE2E keeps end-to-end histograms in the state (only needed when
+	// an e2e SLO is set; it doubles the state size).
+	TrackE2E bool
 }
 
 // DefaultOptions are the seed-derived defaults.
@@ -170,8 +173,10 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				if d, ok := histDelta(p.TTFT, prevHist(prev, true)); ok {
 					merge(&ttft, d)
 				}
-				if d, ok := histDelta(p.E2E, prevHist(prev, false)); ok {
-					merge(&e2e, d)
+				if opt.TrackE2E {
+					if d, ok := histDelta(p.E2E, prevHist(prev, false)); ok {
+						merge(&e2e, d)
+					}
 				}
 			}
 			if a, f, ok := podRates(p, prev, inflight); ok {
@@ -180,8 +185,12 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				rateN++
 				thrN++
 			}
-			st.PutPod(state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: now,
-				RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: p.TTFT, E2E: p.E2E})
+			pc := state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: now,
+				RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: p.TTFT}
+			if opt.TrackE2E {
+				pc.E2E = p.E2E
+			}
+			st.PutPod(pc)
 		}
 	}
 	st.ForgetPods(now.Add(-state.PodForgetAfter))
@@ -292,9 +301,17 @@ func learnConcurrency(st *state.State, perPod float64) {
 	st.PodConcurrency = ptr(0.3*perPod + 0.7*(*st.PodConcurrency))
 }
 
-// noteStartup records a ready pod's startup once.
+// noteStartup records a ready pod's startup once. Once the history is
+// full, only pods that became ready in the last ten minutes are added, so
+// a large fleet does not churn the history with old startups.
 func noteStartup(st *state.State, p *signal.Pod, now time.Time) {
-	if !p.Ready || p.StartupSeconds == nil || st.HasStartup(p.Name) {
+	if !p.Ready || p.StartupSeconds == nil {
+		return
+	}
+	if len(st.Startups) >= state.MaxStartups && (p.ReadyAt == nil || now.Sub(*p.ReadyAt) > 10*time.Minute) {
+		return
+	}
+	if st.HasStartup(p.Name) {
 		return
 	}
 	at := now

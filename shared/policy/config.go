@@ -212,5 +212,5 @@ func (f ScheduleFloor) Active(now time.Time) bool {
 // fleetOptions are the aggregation settings within the policy config.
 func (c Config) FleetOptions() fleet.Options {
 	return fleet.Options{EWMAAlpha: c.EWMAAlpha, StaleAfter: c.StaleAfter, TrendWindow: c.TrendWindow,
-		DefaultStartup: c.DefaultStartup, SaturationWaiting: c.SaturationWaitingPods}
+		DefaultStartup: c.DefaultStartup, SaturationWaiting: c.SaturationWaitingPods, TrackE2E: c.E2ESLO > 0}
 }

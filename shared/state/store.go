@@ -93,8 +93,12 @@ func (s *State) check() error {
 }
 
 // FileStore keeps state in a JSON file. Writes go to a temporary file that
-// is renamed over the old one; an flock on Path+".lock" serialises
-// concurrent evaluate processes (CPA ticks and API calls).
+// is renamed over the old one, so a reader sees the old or the new state,
+// never half of one; an flock on Path+".lock" serialises concurrent
+// evaluate processes (CPA ticks and API calls). There is deliberately no
+// fsync (it costs more than the whole decision): after a power loss the
+// file may be empty, which reads as corrupt and means a fresh start, and a
+// fresh start never scales down.
 type FileStore struct {
 	Path string
 }
@@ -182,11 +186,6 @@ func (t *fileTxn) Save(_ context.Context, st *State) error {
 		tmp.Close()
 		os.Remove(name)
 		return fmt.Errorf("writing state: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("syncing state: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(name)

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/evaluator"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// binary is the evaluate executable built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "evaluate-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "evaluate")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building evaluate: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t testing.TB, stdin []byte, env ...string) (stdout, stderr string, rusage *syscall.Rusage, err error) {
+	t.Helper()
+	cmd := exec.Command(binary)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Env = append([]string{"configPath=/nonexistent/config.yaml"}, env...)
+	err = cmd.Run()
+	if cmd.ProcessState != nil {
+		rusage, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	}
+	return o.String(), e.String(), rusage, err
+}
+
+func TestExampleInputGivesOneJSONObject(t *testing.T) {
+	in, err := os.ReadFile("../examples/evaluate/input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateFile := filepath.Join(t.TempDir(), "s.json")
+	out, stderr, _, err := run(t, in, "INFERSCALE_NOW=2026-11-29T21:00:05Z", "stateFile="+stateFile)
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr)
+	}
+	var o cpa.EvaluateOutput
+	if err := cpa.DecodeStrict([]byte(out), &o); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, out)
+	}
+	// Two saturated pods (queue 5 per pod, KV 0.92) and one starting: scale up.
+	if o.CurrentReplicas != 3 || o.TargetReplicas != 4 || len(o.Reasons) == 0 {
+		t.Fatalf("output %+v", o)
+	}
+}
+
+func TestBadInputExitsNonZeroWithOneLine(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(stateFile, []byte(`{"v":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{
+		"malformed":      []byte(`{"metrics":`),
+		"wrong type":     []byte(`{"metrics":null,"resource":{"spec":{"replicas":"two"}},"runType":"scaler"}`),
+		"signal version": []byte(`{"metrics":[{"resource":"a","value":"{\"v\":7}"}],"resource":{"spec":{"replicas":2}},"runType":"scaler"}`),
+		"bad clock":      evaluator.SyntheticInput(1, time.Now()),
+	} {
+		env := []string{"stateFile=" + stateFile}
+		if name == "bad clock" {
+			env = append(env, "INFERSCALE_NOW=yesterday")
+		}
+		out, stderr, _, err := run(t, in, env...)
+		if err == nil {
+			t.Errorf("%s: exit 0", name)
+		}
+		if out != "" {
+			t.Errorf("%s: stdout %q", name, out)
+		}
+		if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 0 || stderr == "" {
+			t.Errorf("%s: stderr is not one line: %q", name, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(stateFile); string(b) != `{"v":1}` {
+		t.Errorf("state touched: %s", b)
+	}
+}
+
+// Many evaluate processes on one state file: the flock serialises them,
+// so every run's recommendation is kept and the file stays valid.
+func TestConcurrentProcessesShareOneStateFile(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "s.json")
+	in := evaluator.SyntheticInput(4, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			now := fmt.Sprintf("INFERSCALE_NOW=2026-11-29T12:00:%02dZ", i)
+			if _, stderr, _, err := run(t, in, now, "stateFile="+stateFile); err != nil {
+				errs <- fmt.Errorf("run %d: %v: %s", i, err, stderr)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	b, err := os.ReadFile(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Decode(b)
+	if err != nil {
+		t.Fatalf("state corrupted: %v", err)
+	}
+	if len(st.Recommendations) != n {
+		t.Fatalf("%d recommendations kept, want %d (a write was lost)", len(st.Recommendations), n)
+	}
+}
+
+// BenchmarkProcess64Pods execs the built binary on a 64-pod input with a
+// warm state file and reports the median wall time and the peak RSS.
+func BenchmarkProcess64Pods(b *testing.B) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	in := evaluator.SyntheticInput(64, at)
+	stateFile := filepath.Join(b.TempDir(), "s.json")
+	var times, cpu []time.Duration
+	var peakKB int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now := at.Add(time.Duration(i) * 15 * time.Second).Format(time.RFC3339)
+		start := time.Now()
+		_, stderr, ru, err := run(b, in, "INFERSCALE_NOW="+now, "stateFile="+stateFile, "staleAfter=0")
+		times = append(times, time.Since(start))
+		if err != nil {
+			b.Fatalf("%v: %s", err, stderr)
+		}
+		if ru != nil {
+			peakKB = max(peakKB, ru.Maxrss)
+			cpu = append(cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		if len(ds) == 0 {
+			return 0
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return float64(ds[len(ds)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(median(times), "median-ms")
+	b.ReportMetric(median(cpu), "median-cpu-ms")
+	b.ReportMetric(float64(peakKB)/1024, "peak-RSS-MB")
+}

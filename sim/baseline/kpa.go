@@ -90,16 +90,41 @@ func windowAverage(samples []timedValue, now time.Time, w time.Duration) float64
 	return sum / float64(n)
 }
 
+// scrape is Knative's stats scraper: the mean in-flight requests of the
+// ready pods that answered, times the ready pod count (one pod stands for
+// the others). No ready pod, or none answering, is no sample.
+func (k *KPA) scrape(obs scaler.Observation, readyRaw int) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, p := range obs.Pods {
+		if p.Phase != scaler.Ready || !usable(p) {
+			continue
+		}
+		if v, ok := readConcurrency(p.Metrics); ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n) * float64(readyRaw), true
+}
+
 // Recommend runs one decider tick.
 func (k *KPA) Recommend(obs scaler.Observation) (int, error) {
 	now := obs.Now
-	total, _ := fleetSum(obs, readConcurrency)
-	k.samples = append(k.samples, timedValue{now, total})
+	readyRaw := obs.Ready()
+	if total, ok := k.scrape(obs, readyRaw); ok {
+		k.samples = append(k.samples, timedValue{now, total})
+	}
 	cutoff := now.Add(-k.cfg.StableWindow)
 	for len(k.samples) > 0 && !k.samples[0].at.After(cutoff) {
 		k.samples = k.samples[1:]
 	}
-	readyRaw := obs.Ready()
+	if len(k.samples) == 0 {
+		// "No data to scale on yet": the decider makes no recommendation.
+		return clamp(obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas), nil
+	}
 	ready := math.Max(1, float64(readyRaw))
 	target := k.cfg.ContainerConcurrency * k.cfg.TargetUtilization
 	stable := windowAverage(k.samples, now, k.cfg.StableWindow)

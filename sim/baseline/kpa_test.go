@@ -93,6 +93,21 @@ func TestKPAScaleDownRateAndDelay(t *testing.T) {
 	}
 }
 
+func TestKPAScraperAndNoData(t *testing.T) {
+	k := newTestKPA(t, nil)
+	// ready pods whose metrics have not arrived yet: no data → no recommendation (spec kept)
+	if got, err := k.Recommend(obsOf(at(0), 3, 1, 100, missingPod(), missingPod(), missingPod())); err != nil || got != 3 {
+		t.Fatalf("no data: got %d, %v; want 3", got, err)
+	}
+	// one of three ready pods answers with 14 in flight: total = 14 × 3 = 42 → ceil(42/7) = 6
+	// (summing only the answering pod would give 2)
+	got, _ := k.Recommend(obsOf(at(2), 3, 1, 100,
+		podSpec{phase: scaler.Ready, run: f(10), waiting: f(4)}, missingPod(), missingPod()))
+	if got != 6 {
+		t.Fatalf("extrapolated scrape: got %d, want 6", got)
+	}
+}
+
 func TestKPARejectsBadConfig(t *testing.T) {
 	for _, mut := range []func(*KPAConfig){
 		func(c *KPAConfig) { c.ContainerConcurrency = 0 },

@@ -85,6 +85,7 @@ func azureRows(path string, in io.Reader) (rowFunc, error) {
 	if err := readHeader(path, r, azureHeader); err != nil {
 		return nil, err
 	}
+	layout := 0 // the spelling that parsed the previous row
 	return func() (Request, int, bool, error) {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -94,7 +95,7 @@ func azureRows(path string, in io.Reader) (rowFunc, error) {
 			return Request{}, 0, false, csvError(path, err)
 		}
 		line, _ := r.FieldPos(0)
-		ts, err := parseAzureTime(rec[0])
+		ts, err := parseAzureTime(rec[0], &layout)
 		if err != nil {
 			return Request{}, line, false, fmt.Errorf("%s:%d: TIMESTAMP: %w: %w", path, line, err, ErrMalformed)
 		}
@@ -110,12 +111,15 @@ func azureRows(path string, in io.Reader) (rowFunc, error) {
 	}, nil
 }
 
-// parseAzureTime returns the timestamp as nanoseconds since the Unix epoch.
-func parseAzureTime(s string) (time.Duration, error) {
+// parseAzureTime returns the timestamp as nanoseconds since the Unix epoch,
+// trying azureLayouts from *hint on and recording the one that worked.
+func parseAzureTime(s string, hint *int) (time.Duration, error) {
 	var firstErr error
-	for _, layout := range azureLayouts {
-		t, err := time.Parse(layout, s)
+	for i := range azureLayouts {
+		k := (*hint + i) % len(azureLayouts)
+		t, err := time.Parse(azureLayouts[k], s)
 		if err == nil {
+			*hint = k
 			if t.Year() < 1970 || t.Year() > 2200 {
 				return 0, fmt.Errorf("timestamp %q out of range", s)
 			}

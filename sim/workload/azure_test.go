@@ -47,9 +47,11 @@ func TestAzureCodeTrace(t *testing.T) {
 func TestAzure2024Format(t *testing.T) {
 	p := writeTemp(t, "week.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"+
 		"2024-05-10 00:00:00.009930+00:00,2162,5\n"+
-		"2024-05-10 00:00:01.509930+00:00,1020,129\n")
+		"2024-05-10 00:00:01.509930+00:00,1020,129\n"+
+		"2024-05-10 00:00:02+00:00,7,8\n"+
+		"2024-05-10 00:00:03.0000000,9,10\n")
 	reqs := drain(t, mustOpenAzure(t, p))
-	want := []Request{{0, 2162, 5}, {1500 * time.Millisecond, 1020, 129}}
+	want := []Request{{0, 2162, 5}, {1500 * time.Millisecond, 1020, 129}, {1990070 * time.Microsecond, 7, 8}, {2990070 * time.Microsecond, 9, 10}}
 	if fmt.Sprint(reqs) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", reqs, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -52,6 +53,19 @@ func Open(spec string, seed int64) (Source, error) {
 			spec, header, strings.Join(azureHeader, ","), strings.Join(burstGPTHeader, ","))
 	}
 	return nil, fmt.Errorf("workload %q: unknown kind (want synthetic[:demo], a ServeGen .tar.gz or directory, a Mooncake .jsonl, or an Azure/BurstGPT .csv)", spec)
+}
+
+// IsServeGen reports whether Open would read spec as ServeGen rate CSVs:
+// a directory, a *.tar.gz/*.tgz, or a chunk-<client>-trace.csv file.
+func IsServeGen(spec string) bool {
+	if strings.HasSuffix(spec, ".tar.gz") || strings.HasSuffix(spec, ".tgz") {
+		return true
+	}
+	if chunkTraceName.MatchString("/" + filepath.Base(spec)) {
+		return true
+	}
+	info, err := os.Stat(spec)
+	return err == nil && info.IsDir()
 }
 
 func firstLine(path string) (string, error) {

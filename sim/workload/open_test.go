@@ -106,3 +106,19 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestIsServeGen(t *testing.T) {
+	for spec, want := range map[string]bool{
+		serveGenFixture:                        true,
+		"x/servegen_trace_csvs_m-large.tar.gz": true,
+		"a.tgz":                                true,
+		"data/language/m/chunk-12-trace.csv":   true,
+		burstGPTSample:                         false,
+		"synthetic:demo":                       false,
+		"trace.jsonl":                          false,
+	} {
+		if got := IsServeGen(spec); got != want {
+			t.Errorf("IsServeGen(%q) = %v, want %v", spec, got, want)
+		}
+	}
+}

@@ -301,3 +301,40 @@ func TestNewHPARejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalValueOvershoot reproduces the llm-d write-up's case: the
+// queue grows by 20 per sync while new pods are still starting (2 stay
+// ready). Upstream multiplies the External Value ratio by ready pods, so
+// spec grows linearly (4·i); the write-up's assumption, spec.replicas as
+// the multiplier, compounds and is held back only by the legacy 2×-per-sync
+// limit (2^i).
+func TestExternalValueOvershoot(t *testing.T) {
+	run := func(bySpec bool) int {
+		a, err := Presets()["hpa-external-value"](Params{"by_spec": map[bool]float64{false: 0, true: 1}[bySpec]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := 2
+		for i := 1; i <= 8; i++ {
+			q := 20.0 * float64(i) // Σ waiting; ratio q/10 = 2i
+			pods := []podSpec{ready(q / 2), ready(q / 2)}
+			for range spec - 2 {
+				pods = append(pods, starting())
+			}
+			got, err := a.Recommend(obsOf(at(float64(15*i)), spec, 1, 1000, pods...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec = got
+		}
+		return spec
+	}
+	// by ready pods: ceil(2i · 2) = 4i → 32 after 8 syncs
+	if got := run(false); got != 32 {
+		t.Errorf("ready-pod multiplier: spec %d after 8 syncs, want 32", got)
+	}
+	// by spec: 4, 8, 16, ... → 2^(i+1) = 512 after 8 syncs
+	if got := run(true); got != 512 {
+		t.Errorf("spec multiplier: spec %d after 8 syncs, want 512", got)
+	}
+}

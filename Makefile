@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e image clean
+.PHONY: all build test vet fmt bench demo e2e image clean simulate sim bench-sim
 
 all: build
 
@@ -27,6 +27,25 @@ bench: build
 
 clean:
 	rm -rf $(BIN)
+
+## simulate: the trace-driven simulator CLI into bin/simulate
+simulate:
+	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/simulate ./sim/cmd/simulate
+
+## demo: build the binaries and replay the built-in workload (or TRACE=<file>) through
+## inferscale (faithful mode: bin/metric + bin/evaluate via the CPA contract), HPA, KEDA,
+## Knative KPA, the cheapest static fleet and the oracle; prints the table, writes sim-demo.png
+TRACE ?= synthetic:demo
+demo: build simulate
+	$(BIN)/simulate demo -trace $(TRACE) -bin $(BIN) -policies 'inferscale;hpa-queue;keda-queue;kpa;static'
+
+## sim: the simulator's tests (engine, oracle, reports, tuning, fast/faithful identity)
+sim:
+	$(GO) test -count=1 ./sim/engine/... ./sim/oracle/... ./sim/report/... ./sim/runner/... ./sim/tune/... ./sim/inferscale/... ./sim/cmd/...
+
+## bench-sim: simulator benchmarks (1 h / 20k requests in-process; 14 days of ServeGen)
+bench-sim:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -benchmem ./sim/engine/ ./sim/runner/
 
 ## build-dcgm: metric with DCGM support (cgo, glibc, lazy binding) into bin/metric-dcgm
 build-dcgm:

@@ -32,6 +32,9 @@ type KEDAConfig struct {
 	Name            string
 	PollingInterval time.Duration // 30 s
 	CooldownPeriod  time.Duration // 300 s
+	// InitialCooldownPeriod delays the first deactivation after creation
+	// while no trigger has ever been active (0).
+	InitialCooldownPeriod time.Duration
 	// IdleReplicas is idleReplicaCount; nil when unset.
 	IdleReplicas *int
 	Prometheus   []PrometheusTrigger
@@ -64,7 +67,8 @@ type KEDA struct {
 	hpa        *HPA
 	crons      []cronWindow
 	lastPoll   time.Time
-	lastActive time.Time
+	created    time.Time
+	lastActive time.Time // zero until a trigger is first active (status.lastActiveTime)
 }
 
 // NewKEDA checks the ScaledObject and builds its HPA.
@@ -72,8 +76,8 @@ func NewKEDA(cfg KEDAConfig) (*KEDA, error) {
 	if len(cfg.Prometheus)+len(cfg.Cron) == 0 {
 		return nil, errors.New("keda: no triggers")
 	}
-	if cfg.PollingInterval <= 0 || cfg.CooldownPeriod < 0 {
-		return nil, fmt.Errorf("keda %s: pollingInterval must be positive and cooldownPeriod not negative", cfg.Name)
+	if cfg.PollingInterval <= 0 || cfg.CooldownPeriod < 0 || cfg.InitialCooldownPeriod < 0 {
+		return nil, fmt.Errorf("keda %s: pollingInterval must be positive and cooldown periods not negative", cfg.Name)
 	}
 	if cfg.IdleReplicas != nil && *cfg.IdleReplicas < 0 {
 		return nil, fmt.Errorf("keda %s: idleReplicaCount is negative", cfg.Name)
@@ -158,11 +162,21 @@ func (k *KEDA) isActive(obs scaler.Observation) (bool, error) {
 	return false, nil
 }
 
+// cooledDown is scaleToZeroOrIdle's test: lastActiveTime + cooldownPeriod
+// before now, or, when no trigger was ever active, creation +
+// initialCooldownPeriod before now.
+func (k *KEDA) cooledDown(now time.Time) bool {
+	if k.lastActive.IsZero() {
+		return k.created.Add(k.cfg.InitialCooldownPeriod).Before(now)
+	}
+	return k.lastActive.Add(k.cfg.CooldownPeriod).Before(now)
+}
+
 // Recommend runs KEDA's activation step when a poll is due, then the HPA.
 func (k *KEDA) Recommend(obs scaler.Observation) (int, error) {
 	cur := obs.SpecReplicas
-	if k.lastActive.IsZero() {
-		k.lastActive = obs.Now // the ScaledObject's creation (initialCooldownPeriod 0)
+	if k.created.IsZero() {
+		k.created = obs.Now // the ScaledObject's creation
 	}
 	idle, canIdle := 0, obs.MinReplicas == 0
 	if k.cfg.IdleReplicas != nil {
@@ -184,7 +198,7 @@ func (k *KEDA) Recommend(obs scaler.Observation) (int, error) {
 			if atIdle {
 				return max(obs.MinReplicas, 1), nil // activate
 			}
-		case canIdle && cur > idle && !obs.Now.Before(k.lastActive.Add(k.cfg.CooldownPeriod)):
+		case canIdle && cur > idle && k.cooledDown(obs.Now):
 			return idle, nil // deactivate after the cooldown
 		}
 	}

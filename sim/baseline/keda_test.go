@@ -55,16 +55,16 @@ func TestKEDACooldown(t *testing.T) {
 	}
 	v = 0
 	// Inactive from t=15. The HPA proposes ceil(0/3) = 0 → its min 1, but the legacy
-	// 300 s stabilisation keeps 3. KEDA deactivates only at the poll where
-	// now ≥ lastActive (0) + cooldown 300 s: polls run at 30, 60, ..., 300.
-	for s := 15; s < 300; s += 15 {
+	// 300 s stabilisation keeps 3. KEDA deactivates only at a poll where
+	// lastActive (0) + cooldown 300 s is before now: polls run at 30, 60, ..., 300, 330.
+	for s := 15; s <= 315; s += 15 {
 		got, _ := k.Recommend(obsOf(at(float64(s)), 3, 0, 10, pods...))
 		if got == 0 {
 			t.Fatalf("t=%d: scaled to zero before the cooldown ended", s)
 		}
 	}
-	if got, _ := k.Recommend(obsOf(at(300), 3, 0, 10, pods...)); got != 0 {
-		t.Fatalf("t=300: got %d, want 0 after the cooldown", got)
+	if got, _ := k.Recommend(obsOf(at(330), 3, 0, 10, pods...)); got != 0 {
+		t.Fatalf("t=330: got %d, want 0 after the cooldown", got)
 	}
 }
 
@@ -89,24 +89,26 @@ func TestKEDAIdleReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := []podSpec{ready(0), ready(0)}
-	// min 2, idle 1: inactive from the start; the cooldown runs from creation (t=0)
+	// min 2, idle 1, never active: lastActiveTime is unset, so the first poll after
+	// creation + initialCooldownPeriod (0) parks the target at idle — t=0 is not yet
+	// after creation, t=30 is.
 	if got, _ := k.Recommend(obsOf(at(0), 2, 2, 10, pods...)); got != 2 {
 		t.Fatalf("t=0: got %d, want 2", got)
 	}
-	if got, _ := k.Recommend(obsOf(at(300), 2, 2, 10, pods...)); got != 1 {
-		t.Fatalf("t=300: got %d, want idle 1", got)
+	if got, _ := k.Recommend(obsOf(at(30), 2, 2, 10, pods...)); got != 1 {
+		t.Fatalf("t=30: got %d, want idle 1", got)
 	}
 	// parked at idle: the HPA does not act between polls
-	if got, _ := k.Recommend(obsOf(at(315), 1, 2, 10, pods[:1]...)); got != 1 {
-		t.Fatalf("t=315: got %d, want 1", got)
+	if got, _ := k.Recommend(obsOf(at(45), 1, 2, 10, pods[:1]...)); got != 1 {
+		t.Fatalf("t=45: got %d, want 1", got)
 	}
 	// activity at the next poll → back to min 2
 	v = 4
-	if got, _ := k.Recommend(obsOf(at(330), 1, 2, 10, pods[:1]...)); got != 2 {
-		t.Fatalf("t=330: got %d, want 2", got)
+	if got, _ := k.Recommend(obsOf(at(60), 1, 2, 10, pods[:1]...)); got != 2 {
+		t.Fatalf("t=60: got %d, want 2", got)
 	}
 	// idleReplicaCount not below min is rejected
-	if _, err := k.Recommend(obsOf(at(345), 2, 1, 10, pods...)); err == nil {
+	if _, err := k.Recommend(obsOf(at(75), 2, 1, 10, pods...)); err == nil {
 		t.Fatal("idle 1 with min 1: want an error")
 	}
 }

@@ -43,9 +43,9 @@ type ServeGenOptions struct {
 }
 
 // ServeGen inter-arrival laws. The rate CSVs name them as in ServeGen's
-// ArrivalPat ("Gamma", "Weibull", "Exponential"); param1 is the shape and
-// param2 the scale in scipy's convention (for Gamma, 1/sqrt(param1) equals
-// the iat_cv column to 4 digits on m-large).
+// construct.py ("Gamma", "Weibull"); param1 is the shape and param2 the
+// scale in scipy's convention (for Gamma, 1/sqrt(param1) equals the iat_cv
+// column to 4 digits on m-large).
 const (
 	lawExponential uint8 = iota
 	lawGamma
@@ -74,17 +74,25 @@ var chunkTraceName = regexp.MustCompile(`(?:^|/)chunk-(\d+)-trace\.csv$`)
 //
 // Each row is window_start_s, rate_rps, iat_cv, iat_distribution, param1,
 // param2; a window lasts until the next row's start (the last one as long
-// as the one before, 600 s in the release). Inside a window with rate r a
-// client's arrivals are a stationary renewal process whose inter-arrival
-// law has the fitted shape (param1) and a scale chosen so that the mean
-// gap is exactly 1/r: the window's rate is honoured and its burstiness
-// (CV) kept. The first arrival of a window is drawn from the law's
-// equilibrium (length-biased) residual, so every window, however short
-// its gaps, yields r·length requests on average. An empty distribution or
-// rate 0 means no arrivals; an unknown law name falls back to exponential
-// (logged once). Clients' streams are merged in time order through a heap
-// of per-client generators: memory holds only the active windows' rate
-// table (about 2.5 MB for the 14-day m-large release), never the requests.
+// as the one before, 600 s in the release). Arrivals follow ServeGen's own
+// construct.py (_sample_iats / generate_workload): a client's window of
+// length L and rate r gets n = ceil(r·L) requests whose gaps are drawn from
+// the fitted law (Gamma or Weibull, param1 = shape, param2 = scale as in
+// scipy) and then normalised so that they fill the window; the scale
+// cancels, the shape sets the burstiness. One deliberate difference:
+// construct.py normalises n gaps, so its last arrival lands exactly on the
+// window's end and is filtered out (n−1 requests, none for n = 1); here
+// n+1 gaps are drawn and the first n arrivals kept, so every window has
+// ceil(r·L) requests. An empty distribution or rate 0 means no arrivals;
+// "Exponential" is accepted, and an unknown law name (an error upstream)
+// is replayed as exponential with a warning. Random numbers differ from
+// numpy's: the same semantics, not the same requests.
+//
+// Clients' streams are merged in time order through a heap of per-client
+// generators. Memory holds the active windows' rate table (about 100 k
+// windows, 2.5 MB for the 14-day m-large release) and each client's
+// current window of arrivals (at most ceil(r·L) floats per client, about
+// 3 MB in m-large's busiest window), never the whole trace.
 func OpenServeGen(path string, opts ServeGenOptions) (Source, error) {
 	if opts.RateFactor < 0 || math.IsNaN(opts.RateFactor) || math.IsInf(opts.RateFactor, 0) {
 		return nil, fmt.Errorf("servegen: rate factor %v must be a finite number >= 0", opts.RateFactor)
@@ -312,75 +320,72 @@ func pickClients(clients []sgClient, opts ServeGenOptions) []sgClient {
 	return clients
 }
 
-// sgGen generates one client's arrivals window by window.
+// sgGen generates one client's arrivals window by window, the way
+// ServeGen's construct.py does (see OpenServeGen).
 type sgGen struct {
 	id      int
 	windows []sgWindow
 	wi      int
 	rng     *rand.Rand
-	next    float64 // next arrival, seconds of trace time; +Inf when done
 	factor  float64
-
-	// current window's law, scaled so the mean gap is 1/(rate*factor)
-	law   uint8
-	shape float64
-	scale float64
-	end   float64
+	next    float64   // next arrival, seconds of trace time; +Inf when done
+	times   []float64 // the current window's arrivals (reused between windows)
+	ti      int
 }
 
-// enter starts window wi and draws its first arrival from the equilibrium
-// residual: U times a length-biased gap.
+// enter generates the arrivals of the first window at or after wi that
+// has any: n = ceil(rate·factor·length) arrivals placed by n+1 gaps drawn
+// from the window's law and normalised to the window's length.
 func (g *sgGen) enter() {
-	for g.wi < len(g.windows) {
+	for ; g.wi < len(g.windows); g.wi++ {
 		w := g.windows[g.wi]
-		rate := w.rate * g.factor
-		if rate <= 0 {
-			g.wi++
+		length := w.end - w.start
+		n := int(math.Ceil(w.rate*g.factor*length - 1e-9))
+		if n <= 0 || length <= 0 {
 			continue
 		}
-		mean := 1 / rate
-		g.law, g.shape, g.end = w.law, w.shape, w.end
-		var biased float64
-		switch w.law {
-		case lawGamma:
-			g.scale = mean / g.shape
-			biased = g.scale * gammaRand(g.rng, g.shape+1)
-		case lawWeibull:
-			g.scale = mean / math.Gamma(1+1/g.shape)
-			biased = g.scale * math.Pow(gammaRand(g.rng, 1+1/g.shape), 1/g.shape)
-		default:
-			g.scale = mean
-			biased = mean * gammaRand(g.rng, 2)
+		g.times = slices.Grow(g.times[:0], n)[:n]
+		sum := 0.0
+		for i := range n {
+			sum += g.gap(w)
+			g.times[i] = sum
 		}
-		t := w.start + g.rng.Float64()*biased
-		if t < w.end {
-			g.next = t
-			return
+		total := sum + g.gap(w)
+		for i := range g.times {
+			if total > 0 && !math.IsInf(total, 1) {
+				g.times[i] = w.start + length*(g.times[i]/total)
+			} else { // all gaps 0 (or overflow): spread evenly
+				g.times[i] = w.start + length*float64(i+1)/float64(n+1)
+			}
 		}
+		g.ti = 0
+		g.next = g.times[0]
 		g.wi++
+		return
 	}
 	g.next = math.Inf(1)
 }
 
-func (g *sgGen) gap() float64 {
-	switch g.law {
+// gap draws one inter-arrival gap of w's law with scale 1 (the scale
+// cancels in the normalisation).
+func (g *sgGen) gap(w sgWindow) float64 {
+	switch w.law {
 	case lawGamma:
-		return g.scale * gammaRand(g.rng, g.shape)
+		return gammaRand(g.rng, w.shape)
 	case lawWeibull:
-		return g.scale * math.Exp(math.Log(g.rng.ExpFloat64())/g.shape)
+		return math.Exp(math.Log(g.rng.ExpFloat64()) / w.shape)
 	default:
-		return g.scale * g.rng.ExpFloat64()
+		return g.rng.ExpFloat64()
 	}
 }
 
 // advance moves past the current arrival.
 func (g *sgGen) advance() {
-	t := g.next + g.gap()
-	if t < g.end {
-		g.next = t
+	g.ti++
+	if g.ti < len(g.times) {
+		g.next = g.times[g.ti]
 		return
 	}
-	g.wi++
 	g.enter()
 }
 

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -124,13 +125,7 @@ func TestExternalMetrics(t *testing.T) {
 	}
 }
 
-func failing(scaler.Observation) (float64, error) { return 0, errTest }
-
-var errTest = &testError{}
-
-type testError struct{}
-
-func (*testError) Error() string { return "metric unavailable" }
+func failing(scaler.Observation) (float64, error) { return 0, errors.New("metric unavailable") }
 
 func TestMultipleMetricsAndInvalid(t *testing.T) {
 	kv := HPAMetric{Name: "kv", Source: PodsAverageValue, Target: 0.5, PodValue: fromMetrics(readKV)}

@@ -82,3 +82,24 @@ func TestHistogramWindowNewPodAndMismatch(t *testing.T) {
 		t.Fatal("different bucket layouts: want an error")
 	}
 }
+
+// FuzzHistogramQuantile checks that any cumulative histogram gives a
+// quantile inside its finite bounds, or an error — never a panic or NaN.
+func FuzzHistogramQuantile(f *testing.F) {
+	f.Add(0.5, 2.0, 6.0, 8.0, 10.0)
+	f.Add(0.99, 0.0, 0.0, 0.0, 0.0)
+	f.Add(0.0, 5.0, 5.0, 5.0, 5.0)
+	f.Fuzz(func(t *testing.T, q, a, b, c, total float64) {
+		h := signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 0.1, Count: a}, {UpperBound: 0.5, Count: b}, {UpperBound: 1, Count: c}}, Count: total}
+		if (&signal.Report{Version: signal.Version, Pods: []signal.Pod{{Name: "p", TTFT: &h}}}).Validate() != nil {
+			return // not a histogram any source produces
+		}
+		v, err := histogramQuantile(q, h)
+		if err != nil {
+			return
+		}
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			t.Fatalf("q=%g over %+v: %g outside [0, 1]", q, h, v)
+		}
+	})
+}

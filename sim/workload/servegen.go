@@ -76,15 +76,18 @@ var chunkTraceName = regexp.MustCompile(`(?:^|/)chunk-(\d+)-trace\.csv$`)
 // param2; a window lasts until the next row's start (the last one as long
 // as the one before, 600 s in the release). Arrivals follow ServeGen's own
 // construct.py (_sample_iats / generate_workload): a client's window of
-// length L and rate r gets n = ceil(r·L) requests whose gaps are drawn from
+// length L and rate r gets n ≈ r·L requests whose gaps are drawn from
 // the fitted law (Gamma or Weibull, param1 = shape, param2 = scale as in
 // scipy) and then normalised so that they fill the window; the scale
-// cancels, the shape sets the burstiness. One deliberate difference:
-// construct.py normalises n gaps, so its last arrival lands exactly on the
-// window's end and is filtered out (n−1 requests, none for n = 1); here
-// n+1 gaps are drawn and the first n arrivals kept, so every window has
-// ceil(r·L) requests. An empty distribution or rate 0 means no arrivals;
-// "Exponential" is accepted, and an unknown law name (an error upstream)
+// cancels, the shape sets the burstiness. Two deliberate differences:
+// construct.py takes ceil(r·L) gaps, normalises them and drops the last
+// arrival (it lands exactly on the window's end), so a window gets
+// ceil(r·L)−1 requests, none when r·L ≤ 1; here n+1 gaps are drawn and
+// the first n arrivals kept, with n = r·L rounded up or down at random
+// (unbiased: E[n] = r·L, exact when r·L is whole, as in the release where
+// rates are counts/600). This keeps small and rate-scaled windows honest.
+// An empty distribution or rate 0 means no arrivals; "Exponential" is
+// accepted, and an unknown law name (an error upstream)
 // is replayed as exponential with a warning. Random numbers differ from
 // numpy's: the same semantics, not the same requests.
 //
@@ -334,13 +337,23 @@ type sgGen struct {
 }
 
 // enter generates the arrivals of the first window at or after wi that
-// has any: n = ceil(rate·factor·length) arrivals placed by n+1 gaps drawn
-// from the window's law and normalised to the window's length.
+// has any: n ≈ rate·factor·length arrivals placed by n+1 gaps drawn from
+// the window's law and normalised to the window's length.
 func (g *sgGen) enter() {
 	for ; g.wi < len(g.windows); g.wi++ {
 		w := g.windows[g.wi]
 		length := w.end - w.start
-		n := int(math.Ceil(w.rate*g.factor*length - 1e-9))
+		// Unbiased rounding: E[n] = rate·factor·length exactly, and a
+		// whole expected count (the release's rates are count/600) is kept
+		// as it is.
+		x := w.rate * g.factor * length
+		if r := math.Round(x); math.Abs(x-r) < 1e-6 {
+			x = r
+		}
+		n := int(math.Floor(x))
+		if frac := x - float64(n); frac > 0 && g.rng.Float64() < frac {
+			n++
+		}
 		if n <= 0 || length <= 0 {
 			continue
 		}

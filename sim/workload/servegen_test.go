@@ -107,6 +107,24 @@ func gapCV(reqs []Request) float64 {
 	return math.Sqrt(sq/n-mean*mean) / mean
 }
 
+// Windows expecting less than one request still get their share on
+// average (construct.py would give them none).
+func TestServeGenFractionalWindows(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		b.WriteString(strconv.Itoa(i*600) + ",0.001,1,Gamma,0.5,1\n") // 0.6 expected per window
+	}
+	p := writeTemp(t, "chunk-9-trace.csv", b.String())
+	reqs := openServeGen(t, p, ServeGenOptions{Seed: 2})
+	if !within(float64(len(reqs)), 1200, 0.1) { // sd ≈ 22
+		t.Errorf("got %d requests over 2000 windows of 0.6 expected, want ≈1200", len(reqs))
+	}
+	half := openServeGen(t, p, ServeGenOptions{Seed: 2, RateFactor: 0.5})
+	if !within(float64(len(half)), 600, 0.12) {
+		t.Errorf("RateFactor 0.5: got %d, want ≈600", len(half))
+	}
+}
+
 func TestServeGenDeterministic(t *testing.T) {
 	a := openServeGen(t, serveGenFixture, ServeGenOptions{Seed: 42})
 	b := openServeGen(t, serveGenFixture, ServeGenOptions{Seed: 42})

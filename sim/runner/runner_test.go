@@ -137,4 +137,6 @@ func TestRunReplaysEveryPolicy(t *testing.T) {
 	}
 }
 
-func workloadCopy(r []workload.Request) []workload.Request { return append([]workload.Request(nil), r...) }
+func workloadCopy(r []workload.Request) []workload.Request {
+	return append([]workload.Request(nil), r...)
+}

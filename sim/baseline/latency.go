@@ -59,10 +59,14 @@ func (w *histogramWindow) observe(obs scaler.Observation) {
 			ph = &podHistory{createdAt: p.CreatedAt}
 			w.pods[p.Name] = ph
 		}
-		if n := len(ph.snaps); n > 0 && !obs.Now.After(ph.snaps[n-1].at) {
-			continue // same scrape seen twice
+		at := p.Metrics.ScrapeTime // samples carry their scrape time, as in Prometheus
+		if at.IsZero() {
+			at = obs.Now
 		}
-		ph.snaps = append(ph.snaps, histSnapshot{at: obs.Now, h: cloneHistogram(*h)})
+		if n := len(ph.snaps); n > 0 && !at.After(ph.snaps[n-1].at) {
+			continue // the same scrape delivered again
+		}
+		ph.snaps = append(ph.snaps, histSnapshot{at: at, h: cloneHistogram(*h)})
 	}
 	cutoff := obs.Now.Add(-w.window)
 	for name, ph := range w.pods {

@@ -103,3 +103,22 @@ func FuzzHistogramQuantile(f *testing.F) {
 		}
 	})
 }
+
+func TestHistogramWindowDedupesByScrapeTime(t *testing.T) {
+	w := newHistogramWindow(time.Minute, pickTTFT)
+	o := histObs(0, hist(0, 0, 0, 4, 4, 4), time.Hour)
+	w.observe(o)
+	// the controller ticks again before a new scrape arrives: same ScrapeTime
+	o.Now = at(5)
+	w.observe(o)
+	if n := len(w.pods["pod-00"].snaps); n != 1 {
+		t.Fatalf("same scrape recorded %d times, want once", n)
+	}
+	// a lagged scrape is stamped with its scrape time, not the observation's
+	o2 := histObs(30, hist(0, 0, 0, 6, 6, 6), time.Hour)
+	o2.Pods[0].Metrics.ScrapeTime = at(15)
+	w.observe(o2)
+	if got := w.pods["pod-00"].snaps[1].at; !got.Equal(at(15)) {
+		t.Fatalf("snapshot stamped %v, want the scrape time %v", got, at(15))
+	}
+}

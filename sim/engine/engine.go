@@ -247,6 +247,9 @@ func (e *Engine) arrive(w workload.Request) {
 	e.lastArrive = e.now
 	q := &request{id: id, arrival: e.now, in: max(w.InputTokens, 1), out: max(w.OutputTokens, 1), firstToken: -1, heapIdx: -1}
 	q.prefillLeft = q.in
+	if e.cfg.Model.IsolatedTTFT(q.in) > e.cfg.TTFTSLOSeconds {
+		e.res.Infeasible++
+	}
 	if q.in+q.out > e.cfg.Model.MaxModelLen || q.in+q.out > e.cfg.Model.KVCapacity {
 		e.res.RejectedTooLong++
 		e.reject(q)

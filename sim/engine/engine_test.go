@@ -303,3 +303,29 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		t.Fatal("arrivals going back in time accepted")
 	}
 }
+
+func TestInfeasibleRequestsAreCountedAndNeverMeetTheSLO(t *testing.T) {
+	cfg := DefaultConfig()
+	m := cfg.Model
+	// 100k tokens: 13 chunks of prefill, well above 2 s even alone.
+	if got := m.IsolatedTTFT(100000); got < 3 {
+		t.Fatalf("isolated TTFT of 100k tokens %.2fs; the model is too fast", got)
+	}
+	src := &sliceSource{reqs: []workload.Request{
+		{Arrival: time.Second, InputTokens: 100000, OutputTokens: 5},
+		{Arrival: 10 * time.Second, InputTokens: 500, OutputTokens: 5},
+	}}
+	res, err := Run(context.Background(), cfg, src, fixed{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Infeasible != 1 || res.TTFTMet != 0 && res.TTFTMet != 1 {
+		t.Fatalf("infeasible %d, met %d", res.Infeasible, res.TTFTMet)
+	}
+	if got := float64(res.TTFT[0]); math.Abs(got-m.IsolatedTTFT(100000)) > 1e-6 {
+		t.Errorf("alone, the long prompt took %.4fs, model says %.4fs", got, m.IsolatedTTFT(100000))
+	}
+	if res.FeasibleTTFTAttainment() != float64(res.TTFTMet) {
+		t.Errorf("feasible attainment %.2f with %d of 1 feasible met", res.FeasibleTTFTAttainment(), res.TTFTMet)
+	}
+}

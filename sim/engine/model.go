@@ -99,3 +99,16 @@ func (m Model) DecodeStep(batch int, kvTokens int) float64 {
 func (m Model) Iteration(prefillTokens, decodeBatch, kvTokens int) float64 {
 	return m.IterBase + m.PerPrefillToken*float64(prefillTokens) + m.PerDecodeSeq*float64(decodeBatch) + m.PerKVToken*float64(kvTokens)
 }
+
+// IsolatedTTFT is the time to first token of a prompt of in tokens on an
+// otherwise idle replica: its chunked prefill iterations back to back (the
+// whole prompt's KV is allocated at admission). No load can make it
+// faster, so a request whose IsolatedTTFT exceeds the objective cannot
+// meet it under any policy.
+func (m Model) IsolatedTTFT(in int) float64 {
+	t := 0.0
+	for left := max(in, 1); left > 0; left -= m.MaxBatchTokens {
+		t += m.Iteration(min(left, m.MaxBatchTokens), 0, in)
+	}
+	return t
+}

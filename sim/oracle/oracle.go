@@ -179,7 +179,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 		if err != nil {
 			return nil, err
 		}
-		if res.TTFTAttainment() >= opts.Target {
+		if res.FeasibleTTFTAttainment() >= opts.Target {
 			if best == nil || res.GPUSeconds < best.GPUSeconds {
 				best, bestPlan, bestU = res, plan, u
 			}
@@ -223,7 +223,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if res.TTFTAttainment() >= target {
+		if res.FeasibleTTFTAttainment() >= target {
 			hi, hiRes = mid, res
 		} else {
 			lo = mid + 1
@@ -234,7 +234,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if res.TTFTAttainment() < target {
+		if res.FeasibleTTFTAttainment() < target {
 			return 0, nil, nil
 		}
 		hiRes = res

@@ -54,7 +54,7 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 		if err != nil {
 			return tune.Outcome{}, err
 		}
-		return tune.Outcome{Attainment: res.TTFTAttainment(), GPUHours: res.GPUHours()}, nil
+		return tune.Outcome{Attainment: res.FeasibleTTFTAttainment(), GPUHours: res.GPUHours()}, nil
 	}
 	n := 0
 	res, err := tune.Search(ctx, params, eval, tune.Options{Target: c.target, Grid: *grid, Passes: *passes,

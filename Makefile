@@ -59,3 +59,17 @@ test-dcgm: build-dcgm
 	  echo "$$out" | grep -q '"ageSeconds":30' && \
 	  { echo "$$out" | grep -q 'libdcgm.so.4' || test -e /usr/lib/x86_64-linux-gnu/libdcgm.so.4; } || \
 	  { echo "metric-dcgm output unexpected: $$out"; exit 1; }
+
+## image: the container images (needs a Docker engine): $(IMAGE):$(TAG) (Alpine CPA base, pure-Go static
+## binaries) and $(IMAGE):$(TAG)-dcgm (glibc, metric built with -tags dcgm)
+IMAGE ?= inferscale
+TAG   ?= dev
+image:
+	docker build --target alpine -t $(IMAGE):$(TAG) .
+	docker build --target dcgm -t $(IMAGE):$(TAG)-dcgm .
+
+## e2e: end-to-end test on a real control plane (needs root). Builds kube-apiserver, etcd, kwok and the CPA
+## into $${INFERSCALE_E2E_CACHE:-~/.cache/inferscale-e2e} once (~9 min cold, seconds warm), then runs the test.
+e2e: build
+	deploy/e2e/build-toolchain.sh
+	$(GO) test -count=1 -tags e2e -timeout 20m -v ./deploy/e2e/

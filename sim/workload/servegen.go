@@ -111,8 +111,25 @@ func OpenServeGen(path string, opts ServeGenOptions) (Source, error) {
 		return nil, fmt.Errorf("servegen %s: no chunk-<client>-trace.csv files with matching clients", path)
 	}
 	clients = pickClients(clients, opts)
+	factor := opts.RateFactor
+	if factor == 0 {
+		factor = 1
+	}
+	for _, c := range clients {
+		for _, w := range c.windows {
+			if n := w.rate * factor * (w.end - w.start); n > maxWindowRequests {
+				return nil, fmt.Errorf("servegen %s: client %d's window at %v s would hold %.3g requests (more than %g): lower RateFactor",
+					path, c.id, w.start, n, float64(maxWindowRequests))
+			}
+		}
+	}
 	return newServeGenSource(clients, opts), nil
 }
+
+// maxWindowRequests bounds one client's window (its arrivals are held in
+// memory while they are replayed): 5e7 arrivals is 400 MB. m-large's
+// busiest window holds 2.8e5.
+const maxWindowRequests = 5e7
 
 func loadServeGen(path string, opts ServeGenOptions) ([]sgClient, error) {
 	loader := sgLoader{opts: opts, unknownLaws: map[string]int{}}

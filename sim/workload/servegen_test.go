@@ -247,6 +247,9 @@ func TestServeGenBadInput(t *testing.T) {
 	if _, err := OpenServeGen(write("rates.csv", "0,1,1,Gamma,0.5,1\n"), ServeGenOptions{}); err == nil {
 		t.Error("file not named chunk-<client>-trace.csv: no error")
 	}
+	if _, err := OpenServeGen(write("chunk-5-trace.csv", "0,1e9,1,Gamma,0.5,1\n"), ServeGenOptions{}); err == nil || !strings.Contains(err.Error(), "lower RateFactor") {
+		t.Errorf("a window of 6e11 requests: got %v, want a refusal", err)
+	}
 	if _, err := OpenServeGen(serveGenFixture, ServeGenOptions{RateFactor: -1}); err == nil {
 		t.Error("negative rate factor: no error")
 	}

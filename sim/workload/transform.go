@@ -28,15 +28,17 @@ type scaled struct {
 	ahead   Request
 	hasNext bool
 	started bool
-	out     []Request
-	outHead int
+	// copies of cur still to emit: copy j of k arrives at cur + j·gap/k
+	cur  Request
+	gap  time.Duration
+	j, k int
 }
 
 func (s *scaled) Next() (Request, bool, error) {
 	if !(s.tf > 0) || math.IsInf(s.tf, 0) || !(s.rf >= 0) || math.IsInf(s.rf, 0) {
 		return Request{}, false, fmt.Errorf("workload scale: time factor %v must be > 0 and rate factor %v >= 0, both finite", s.tf, s.rf)
 	}
-	for s.outHead == len(s.out) {
+	for s.j >= s.k {
 		if !s.started {
 			s.started = true
 			r, ok, err := s.src.Next()
@@ -55,26 +57,18 @@ func (s *scaled) Next() (Request, bool, error) {
 		}
 		s.ahead, s.hasNext = r, ok
 		s.acc += s.rf
-		k := int(math.Floor(s.acc + 1e-9))
-		s.acc -= float64(k)
-		if k == 0 {
-			continue
-		}
-		gap := time.Duration(0)
+		k := math.Floor(s.acc + 1e-9)
+		s.acc -= k
+		s.cur, s.j, s.k, s.gap = cur, 0, int(min(k, math.MaxInt32)), 0
 		if ok && r.Arrival > cur.Arrival {
-			gap = r.Arrival - cur.Arrival
-		}
-		s.out, s.outHead = s.out[:0], 0
-		for j := range k {
-			c := cur
-			at := float64(cur.Arrival) + float64(j)*float64(gap)/float64(k)
-			c.Arrival = time.Duration(at * s.tf)
-			s.out = append(s.out, c)
+			s.gap = r.Arrival - cur.Arrival
 		}
 	}
-	r := s.out[s.outHead]
-	s.outHead++
-	return r, true, nil
+	c := s.cur
+	at := float64(c.Arrival) + float64(s.j)*float64(s.gap)/float64(s.k)
+	c.Arrival = time.Duration(at * s.tf)
+	s.j++
+	return c, true, nil
 }
 
 func (s *scaled) Close() error { return s.src.Close() }

@@ -63,6 +63,14 @@ func TestScale(t *testing.T) {
 	if n := len(drain(t, Scale(FromRequests(many), 1, 1.5))); n != 1500 {
 		t.Errorf("rate factor 1.5 on 1000 requests gave %d", n)
 	}
+	// A huge factor streams its copies instead of materialising them.
+	huge := Scale(FromRequests(in), 1, 1e7)
+	for i := range 5 {
+		r, ok, err := huge.Next()
+		if err != nil || !ok || r.InputTokens != 1 || r.Arrival != time.Duration(i)*200*time.Nanosecond {
+			t.Fatalf("copy %d of 1e7: %+v ok=%v err=%v", i, r, ok, err)
+		}
+	}
 	for _, bad := range [][2]float64{{0, 1}, {-1, 1}, {1, -0.5}, {1, math.Inf(1)}, {math.NaN(), 1}} {
 		if _, _, err := Scale(FromRequests(in), bad[0], bad[1]).Next(); err == nil {
 			t.Errorf("Scale(%v, %v): no error", bad[0], bad[1])

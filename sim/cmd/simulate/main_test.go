@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestCommandsRejectBadInput(t *testing.T) {
+	ctx := context.Background()
+	for _, args := range [][]string{
+		nil,
+		{"nosuch"},
+		{"run", "-nosuchflag"},
+		{"run", "-quiet", "-mode", "slow", "-duration", "1m"},
+		{"run", "-quiet", "-policies", "nosuch", "-duration", "1m", "-oracle=false"},
+		{"run", "-quiet", "-target", "2", "-duration", "1m"},
+		{"run", "-quiet", "-trace", filepath.Join(t.TempDir(), "missing.csv")},
+		{"sweep", "-sweep", "nosuch"},
+		{"sweep", "-values", "a,b"},
+		{"sweep", "-sweep", "burst", "-trace", "x.csv"},
+		{"tune", "-policy", "nosuch"},
+		{"tune", "-policy", "kpa", "-params", "nosuch"},
+	} {
+		if err := dispatch(ctx, args, quietLog()); err == nil {
+			t.Errorf("simulate %v: accepted", args)
+		}
+	}
+}
+
+func TestRunWritesTableAndPicture(t *testing.T) {
+	png := filepath.Join(t.TempDir(), "out.png")
+	stdout := os.Stdout
+	w, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout = w
+	err = dispatch(context.Background(), []string{"run", "-quiet", "-duration", "5m", "-policies", "inferscale;static:replicas=4", "-png", png}, quietLog())
+	os.Stdout = stdout
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Fatalf("picture: %v", err)
+	}
+}

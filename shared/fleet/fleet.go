@@ -25,11 +25,13 @@ type Options struct {
 	StaleAfter time.Duration
 	// TrendWindow is how much rate history the trend is fitted on.
 	TrendWindow time.Duration
+	// PeakWindow is how far back RatePeak looks.
+	PeakWindow time.Duration
 	// DefaultStartup is used until a pod startup has been observed.
 	DefaultStartup time.Duration
 	// SaturationWaiting is the waiting requests per ready pod at which the
-	// fleet counts as saturated: its running requests per pod are then
-	// learned as the per-pod concurrency capacity.
+	// fleet counts as saturated: its throughput per pod is then learned as
+	// the per-pod capacity.
 	SaturationWaiting float64
 	// TrackE2E keeps end-to-end histograms in the state (only needed when
 	// an e2e SLO is set; it doubles the state size).
@@ -38,7 +40,7 @@ type Options struct {
 
 // DefaultOptions are the seed-derived defaults.
 func DefaultOptions() Options {
-	return Options{EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute,
+	return Options{EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute, PeakWindow: 2 * time.Minute,
 		DefaultStartup: 90 * time.Second, SaturationWaiting: 1}
 }
 
@@ -85,8 +87,12 @@ type View struct {
 	Throughput *float64 `json:"throughput,omitempty"`
 	// RateTrend is the least-squares slope of the arrival rate (requests/s per s).
 	RateTrend *float64 `json:"rateTrend,omitempty"`
-	// PodConcurrency is the learned number of requests one saturated pod runs.
-	PodConcurrency *float64 `json:"podConcurrency,omitempty"`
+	// RateFitted is the least-squares arrival rate at now (less noisy than ArrivalRate).
+	RateFitted *float64 `json:"rateFitted,omitempty"`
+	// RatePeak is the highest arrival rate measured within the peak window.
+	RatePeak *float64 `json:"ratePeak,omitempty"`
+	// PodCapacityRPS is the learned throughput of one saturated pod.
+	PodCapacityRPS *float64 `json:"podCapacityRps,omitempty"`
 
 	// StartupSeconds is the p90 of observed startups, or the default.
 	StartupSeconds  float64 `json:"startupSeconds"`
@@ -109,7 +115,7 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 		gpuSum, gpuN         float64
 		ttft, e2e            signal.Histogram
 		rate, thr            float64
-		rateN, thrN          int
+		rateN, thrN, fresh   int
 		fleetQ               []*signal.Fleet
 		readyWithCompleteSig int
 	)
@@ -184,6 +190,9 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				thr += f
 				rateN++
 				thrN++
+				if prev == nil {
+					fresh++ // measured from ReadyAt: still warming up
+				}
 			}
 			pc := state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: now,
 				RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: p.TTFT}
@@ -220,23 +229,36 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 	// The rate is only trusted when every complete ready pod contributed.
 	if rateN > 0 && rateN == readyWithCompleteSig {
 		v.ArrivalRate = ptr(rate)
-		st.AddRate(state.RateSample{At: now, RPS: rate}, opt.TrendWindow)
+		st.AddRate(state.RateSample{At: now, RPS: rate}, max(opt.TrendWindow, opt.PeakWindow))
 	}
 	if thrN > 0 && thrN == readyWithCompleteSig {
 		v.Throughput = ptr(thr)
-	}
-	if v.Ready > 0 && readyWithCompleteSig == v.Ready && v.Running > 0 && v.Queue() >= opt.SaturationWaiting {
-		learnConcurrency(st, v.Running/float64(v.Ready))
+		if v.Ready > 0 && readyWithCompleteSig == v.Ready && thr > 0 && fresh == 0 {
+			perPod := thr / float64(v.Ready)
+			switch {
+			case v.Queue() >= opt.SaturationWaiting:
+				learnCapacity(st, perPod)
+			case st.PodCapacityRPS != nil && perPod > *st.PodCapacityRPS:
+				// Unsaturated pods served more than the estimate: it was low.
+				st.PodCapacityRPS = ptr(perPod)
+			}
+		}
 	}
 	for _, f := range fleetQ {
 		applyFleet(&v, f)
 	}
-	if slope, ok := trend(st.Rates, now, opt.TrendWindow); ok {
-		v.RateTrend = ptr(slope)
+	for _, r := range st.Rates {
+		if age := now.Sub(r.At); age >= 0 && age <= opt.PeakWindow && (v.RatePeak == nil || r.RPS > *v.RatePeak) {
+			v.RatePeak = ptr(r.RPS)
+		}
 	}
-	if st.PodConcurrency != nil {
-		v.PodConcurrency = ptr(*st.PodConcurrency)
+	if slope, level, ok := trend(st.Rates, now, opt.TrendWindow); ok {
+		v.RateTrend, v.RateFitted = ptr(slope), ptr(math.Max(0, level))
 	}
+	if st.PodCapacityRPS != nil {
+		v.PodCapacityRPS = ptr(*st.PodCapacityRPS)
+	}
+
 	v.StartupSeconds, v.StartupObserved = startupP90(st, opt.DefaultStartup)
 	return v
 }
@@ -292,13 +314,16 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 	return math.Max(0, a), df / dt, true
 }
 
-// learnConcurrency smooths the saturated running-per-pod samples (α 0.3).
-func learnConcurrency(st *state.State, perPod float64) {
-	if st.PodConcurrency == nil {
-		st.PodConcurrency = ptr(perPod)
+// learnCapacity keeps a slowly decaying maximum of the saturated
+// throughput-per-pod samples: a saturated tick can only under-state the
+// capacity (preemptions, a pod that just joined), while a lasting change
+// of the request mix still pulls the estimate down over a few dozen ticks.
+func learnCapacity(st *state.State, perPod float64) {
+	if st.PodCapacityRPS == nil || perPod >= *st.PodCapacityRPS {
+		st.PodCapacityRPS = ptr(perPod)
 		return
 	}
-	st.PodConcurrency = ptr(0.3*perPod + 0.7*(*st.PodConcurrency))
+	st.PodCapacityRPS = ptr(0.95*(*st.PodCapacityRPS) + 0.05*perPod)
 }
 
 // noteStartup records a ready pod's startup once. Once the history is
@@ -335,8 +360,9 @@ func startupP90(st *state.State, def time.Duration) (float64, int) {
 	return xs[max(0, idx)], n
 }
 
-// trend fits a least-squares line to the rate samples within window.
-func trend(rs []state.RateSample, now time.Time, window time.Duration) (float64, bool) {
+// trend fits a least-squares line to the rate samples within window and
+// returns its slope and its value at now.
+func trend(rs []state.RateSample, now time.Time, window time.Duration) (slope, level float64, ok bool) {
 	var n, sx, sy, sxx, sxy float64
 	for _, r := range rs {
 		age := now.Sub(r.At)
@@ -351,13 +377,14 @@ func trend(rs []state.RateSample, now time.Time, window time.Duration) (float64,
 		sxy += x * r.RPS
 	}
 	if n < 3 {
-		return 0, false
+		return 0, 0, false
 	}
 	den := n*sxx - sx*sx
 	if den <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return (n*sxy - sx*sy) / den, true
+	slope = (n*sxy - sx*sy) / den
+	return slope, (sy - slope*sx) / n, true
 }
 
 // applyFleet fills the view from a per-resource fleet report where the

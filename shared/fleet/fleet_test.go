@@ -148,16 +148,29 @@ func TestEWMAAndStartupAndTrend(t *testing.T) {
 	}
 }
 
-func TestConcurrencyLearnedOnlyWhenSaturated(t *testing.T) {
+func TestCapacityLearnedWhenSaturated(t *testing.T) {
 	st := state.New()
-	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 50, 0, nil))}}, st, DefaultOptions(), t0)
-	if st.PodConcurrency != nil {
-		t.Fatal("learned concurrency without saturation")
+	opt := DefaultOptions()
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(0), 0, 50, 0, nil))}}, st, opt, at(0))
+	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(1), 0, 50, 60, nil))}}, st, opt, at(1))
+	if st.PodCapacityRPS != nil {
+		t.Fatal("learned a capacity without saturation")
 	}
-	t1 := t0.Add(15 * time.Second)
-	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", t1, 5, 120, 0, nil))}}, st, DefaultOptions(), t1)
-	if v.PodConcurrency == nil || *v.PodConcurrency != 120 {
-		t.Fatalf("concurrency %v, want 120", v.PodConcurrency)
+	// 150 finished in 15 s with 8 waiting: saturated at 10 req/s.
+	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(2), 8, 120, 210, nil))}}, st, opt, at(2))
+	if v.PodCapacityRPS == nil || *v.PodCapacityRPS != 10 {
+		t.Fatalf("capacity %v, want 10", v.PodCapacityRPS)
+	}
+	// A lower saturated sample only pulls it down slowly.
+	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(3), 8, 120, 285, nil))}}, st, opt, at(3))
+	if got := *v.PodCapacityRPS; math.Abs(got-(0.95*10+0.05*5)) > 1e-9 {
+		t.Fatalf("capacity %g after a 5 req/s sample", got)
+	}
+	// Unsaturated but above the estimate: the estimate was low.
+	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(4), 0, 120, 465, nil))}}, st, opt, at(4))
+	if *v.PodCapacityRPS != 12 {
+		t.Fatalf("capacity %g, want 12", *v.PodCapacityRPS)
 	}
 }
 

@@ -25,6 +25,12 @@ type Config struct {
 	QueueIncludesRunning bool    // queueIncludesRunning, default false
 	QueueLowWater        float64 // queueLowWater, default 0 (seed 000 rule D: queue 0)
 
+	// Batch headroom: running requests per ready pod against the server's
+	// concurrency limit (vLLM --max-num-seqs). Latency climbs steeply as a
+	// pod's batch fills, well before requests wait.
+	MaxNumSeqs  float64 // maxNumSeqs, default 256 (vLLM's default; 0 turns the rule off)
+	BatchTarget float64 // batchTarget, default 0.7 (fraction of maxNumSeqs)
+
 	// KV-cache headroom.
 	KVHigh     float64 // kvHigh, default 0.9 (pressure)
 	KVTarget   float64 // kvTarget, default 0.8
@@ -44,9 +50,10 @@ type Config struct {
 
 	// Demand and startup compensation.
 	StartupCompensation bool          // startupCompensation, default true
-	PodConcurrency      float64       // podConcurrency, default 0 (learn: running requests per pod while saturated)
-	CapacityTarget      float64       // capacityTarget, default 0.8 (fraction of a pod's concurrency to plan for)
+	PodCapacityRPS      float64       // podCapacityRPS, default 0 (learn: finished requests/s per pod while saturated)
+	CapacityTarget      float64       // capacityTarget, default 0.8 (fraction of a pod's capacity to plan for)
 	MaxGrowth           float64       // maxGrowth, default 3 (cap on the projected demand growth over one startup)
+	PeakWindow          time.Duration // peakWindow, default 2m (removals must fit the peak arrival rate of this window)
 	DefaultStartup      time.Duration // defaultStartup, default 90s (until startups are observed)
 
 	// Corroboration and step sizes.
@@ -85,26 +92,27 @@ type ScheduleFloor struct {
 func Default() Config {
 	return Config{
 		MinReplicas: 1, MaxReplicas: 10,
-		QueueTarget: 3, QueueLowWater: 0,
+		QueueTarget: 3, QueueLowWater: 0.5,
+		MaxNumSeqs: 256, BatchTarget: 0.7,
 		KVHigh: 0.9, KVTarget: 0.8, KVLowWater: 0.5,
 		GPUTarget: 0.75, GPULowWater: 0.2,
 		TTFTSLO: 2 * time.Second, LatencyMaxFactor: 2, LatencyLowFraction: 0.7, LatencyMinRequests: 5,
 		P99Baseline:         time.Second,
-		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, DefaultStartup: 90 * time.Second,
+		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, PeakWindow: 2 * time.Minute, DefaultStartup: 90 * time.Second,
 		ModerateFactor: 1.3, DecisiveMaxPods: 4, DecisiveMaxFraction: 0.5, MaxScaleDownFraction: 0.5,
 		Tolerance:       0.1,
 		ScaleUpCooldown: 60 * time.Second, ScaleDownCooldown: 300 * time.Second,
 		UpStabilization: 0, DownStabilization: 300 * time.Second,
 		EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute,
 		PredictiveFloor: true, PredictiveDays: 7, PredictiveFraction: 0.7,
-		SaturationWaitingPods: 1,
+		SaturationWaitingPods: 5,
 	}
 }
 
 // Keys lists every config key FromSource reads.
 var Keys = []string{"minReplicas", "maxReplicas", "configPath", "queueTarget", "queueIncludesRunning", "queueLowWater",
-	"kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
-	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podConcurrency", "maxGrowth",
+	"maxNumSeqs", "batchTarget", "kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
+	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podCapacityRPS", "maxGrowth", "peakWindow",
 	"capacityTarget", "defaultStartup", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
 	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "scaleDownCooldown", "upStabilization",
 	"downStabilization", "ewmaAlpha", "staleAfter", "trendWindow", "scheduleFloors", "predictiveFloor",
@@ -118,6 +126,8 @@ func FromSource(s *config.Source) (Config, error) {
 	c.QueueTarget = s.Float("queueTarget", d.QueueTarget, 0.01, 1e6)
 	c.QueueIncludesRunning = s.Bool("queueIncludesRunning", d.QueueIncludesRunning)
 	c.QueueLowWater = s.Float("queueLowWater", d.QueueLowWater, 0, 1e6)
+	c.MaxNumSeqs = s.Float("maxNumSeqs", d.MaxNumSeqs, 0, 1e6)
+	c.BatchTarget = s.Float("batchTarget", d.BatchTarget, 0.05, 1)
 	c.KVHigh = s.Float("kvHigh", d.KVHigh, 0.01, 1)
 	c.KVTarget = s.Float("kvTarget", d.KVTarget, 0.01, 1)
 	c.KVLowWater = s.Float("kvLowWater", d.KVLowWater, 0, 1)
@@ -130,8 +140,9 @@ func FromSource(s *config.Source) (Config, error) {
 	c.LatencyMinRequests = s.Float("latencyMinRequests", d.LatencyMinRequests, 0, 1e9)
 	c.P99Baseline = s.Duration("p99Baseline", d.P99Baseline, 0, 24*time.Hour)
 	c.StartupCompensation = s.Bool("startupCompensation", d.StartupCompensation)
-	c.PodConcurrency = s.Float("podConcurrency", d.PodConcurrency, 0, 1e6)
+	c.PodCapacityRPS = s.Float("podCapacityRPS", d.PodCapacityRPS, 0, 1e6)
 	c.MaxGrowth = s.Float("maxGrowth", d.MaxGrowth, 1, 100)
+	c.PeakWindow = s.Duration("peakWindow", d.PeakWindow, 0, 15*time.Minute)
 	c.CapacityTarget = s.Float("capacityTarget", d.CapacityTarget, 0.05, 1)
 	c.DefaultStartup = s.Duration("defaultStartup", d.DefaultStartup, 0, 2*time.Hour)
 	c.ModerateFactor = s.Float("moderateFactor", d.ModerateFactor, 1, 10)
@@ -211,6 +222,6 @@ func (f ScheduleFloor) Active(now time.Time) bool {
 
 // fleetOptions are the aggregation settings within the policy config.
 func (c Config) FleetOptions() fleet.Options {
-	return fleet.Options{EWMAAlpha: c.EWMAAlpha, StaleAfter: c.StaleAfter, TrendWindow: c.TrendWindow,
+	return fleet.Options{EWMAAlpha: c.EWMAAlpha, StaleAfter: c.StaleAfter, TrendWindow: c.TrendWindow, PeakWindow: c.PeakWindow,
 		DefaultStartup: c.DefaultStartup, SaturationWaiting: c.SaturationWaitingPods, TrackE2E: c.E2ESLO > 0}
 }

@@ -24,6 +24,7 @@ import (
 // Rule names.
 const (
 	RuleQueue   = "queue"
+	RuleBatch   = "batch"
 	RuleKV      = "kv"
 	RuleLatency = "latency"
 	RuleDemand  = "demand"
@@ -114,6 +115,20 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		q.Low = true
 	}
 
+	// Batch headroom.
+	batch := Rule{Name: RuleBatch, Threshold: cfg.BatchTarget, Low: true}
+	if cfg.MaxNumSeqs > 0 && v.Ready > 0 {
+		fill := v.Running / float64(v.Ready) / cfg.MaxNumSeqs
+		batch.Value = f64(fill)
+		batch.Over = fill > cfg.BatchTarget*(1+tol)
+		batch.Low = fill <= cfg.BatchTarget
+		if batch.Over {
+			batch.Proposal = ceilInt(float64(v.Ready) * fill / cfg.BatchTarget)
+			batch.Note = fmt.Sprintf("running %.3g per ready pod is %.0f%% of maxNumSeqs %g > target %.0f%%",
+				v.Running/float64(v.Ready), 100*fill, cfg.MaxNumSeqs, 100*cfg.BatchTarget)
+		}
+	}
+
 	// KV-cache headroom.
 	kv := Rule{Name: RuleKV, Threshold: cfg.KVHigh, Low: true}
 	if v.KVMean != nil {
@@ -152,26 +167,33 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	}
 
 	// Demand at now + startup, minus capacity already starting (it is in
-	// current): the in-flight requests (waiting + running) grown by the
-	// arrival-rate trend over one startup time, over the per-pod concurrency
-	// we plan for.
+	// current): the arrival rate projected along its trend over one startup
+	// time, plus the waiting backlog to drain within that time, over the
+	// per-pod throughput we plan for.
 	dem := Rule{Name: RuleDemand, Low: true}
-	conc := podConcurrency(v, cfg)
+	capRPS := podCapacity(v, cfg)
 	needed := -1
-	if cfg.StartupCompensation && conc > 0 && v.Ready > 0 {
-		growth := 1.0
-		if v.ArrivalRate != nil && *v.ArrivalRate > 0 && v.RateTrend != nil && *v.RateTrend > 0 {
-			growth = math.Min(cfg.MaxGrowth, 1 + *v.RateTrend*v.StartupSeconds / *v.ArrivalRate)
+	var level, projected float64
+	if v.ArrivalRate != nil {
+		level = *v.ArrivalRate
+		if v.RateFitted != nil && *v.RateFitted > level {
+			level = *v.RateFitted
 		}
-		inflight := v.Waiting + v.Running
-		projected := inflight * growth
-		perPod := conc * cfg.CapacityTarget
+		projected = level
+		if v.RateTrend != nil && *v.RateTrend > 0 {
+			projected = math.Min(level*cfg.MaxGrowth, level+*v.RateTrend*v.StartupSeconds)
+		}
+		projected += v.Waiting / math.Max(v.StartupSeconds, 1)
+	}
+	if cfg.StartupCompensation && capRPS > 0 && v.ArrivalRate != nil {
+		perPod := capRPS * cfg.CapacityTarget
 		needed = ceilInt(projected / perPod)
 		dem.Value = f64(projected)
 		dem.Threshold = float64(current) * perPod
 		dem.Over = needed > current && float64(needed) > float64(current)*(1+tol)
 		dem.Low = needed < current
-		dem.Note = fmt.Sprintf("%.4g in flight x growth %.2f over the next %.0fs startup needs %d pods at %.3g each", inflight, growth, v.StartupSeconds, needed, perPod)
+		dem.Note = fmt.Sprintf("%.3g req/s expected at now+%.0fs (now %.3g, trend %+.3g/s, backlog %.0f) needs %d pods at %.3g req/s each",
+			projected, v.StartupSeconds, level, deref(v.RateTrend), v.Waiting, needed, perPod)
 		if dem.Over {
 			dem.Proposal = needed
 		}
@@ -187,12 +209,12 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 			gpu.Proposal = ceilInt(float64(base) * *v.GPUUtilEWMA / cfg.GPUTarget)
 		}
 	}
-	d.Rules = []Rule{q, kv, lat, dem, gpu}
+	d.Rules = []Rule{q, batch, kv, lat, dem, gpu}
 
 	rec := current
 	primary := 0
 	maxProp := 0
-	for _, r := range d.Rules[:4] {
+	for _, r := range d.Rules[:5] {
 		if r.Over {
 			primary++
 			maxProp = max(maxProp, r.Proposal)
@@ -203,8 +225,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	if gpu.Over {
 		if primary > 0 {
 			d.Signals++
-			maxProp = max(maxProp, gpu.Proposal)
-			d.because("gpu corroborates: utilisation EWMA %.2f > target %.2f -> proposes %d", *gpu.Value, cfg.GPUTarget, gpu.Proposal)
+			d.because("gpu corroborates: utilisation EWMA %.2f > target %.2f (its own proposal %d is not used)", *gpu.Value, cfg.GPUTarget, gpu.Proposal)
 		} else {
 			d.because("gpu utilisation EWMA %.2f > target %.2f but nothing corroborates it: GPU alone never moves replicas", *gpu.Value, cfg.GPUTarget)
 		}
@@ -212,7 +233,14 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 
 	switch {
 	case d.Signals == 0:
-		rec = scaleDownRecommendation(&d, v, cfg, current, needed, conc)
+		// Removals must also fit the peak rate of the recent past (bursts).
+		if needed >= 0 && v.RatePeak != nil {
+			if peakNeed := ceilInt(*v.RatePeak / (capRPS * cfg.CapacityTarget)); peakNeed > needed {
+				needed = peakNeed
+				d.because("peak arrival rate %.3g req/s within %s needs %d pods", *v.RatePeak, cfg.PeakWindow, peakNeed)
+			}
+		}
+		rec = scaleDownRecommendation(&d, v, cfg, current, needed, capRPS)
 	case maxProp <= current:
 		d.because("proposals (max %d) are covered by the %d replicas already asked for (%d starting)", maxProp, current, v.Starting)
 	case d.Signals == 1:
@@ -276,7 +304,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 
 // scaleDownRecommendation returns current minus the pods that can go while
 // keeping headroom, or current with the reason it may not.
-func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, needed int, conc float64) int {
+func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, needed int, capRPS float64) int {
 	floor := max(cfg.MinReplicas, 1)
 	if current <= floor {
 		d.because("no signal over threshold; at the minimum (%d)", floor)
@@ -296,7 +324,7 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 	}
 	// GPU duty cycle is near 1 whenever a batch runs, so it gates
 	// scale-down only when it is the sole utilisation evidence.
-	haveCapacityModel := v.KVMean != nil || conc > 0 || cfg.QueueIncludesRunning
+	haveCapacityModel := v.KVMean != nil || capRPS > 0 || cfg.MaxNumSeqs > 0 || cfg.QueueIncludesRunning
 	var high []string
 	for _, r := range d.Rules {
 		if r.Name == RuleGPU && haveCapacityModel {
@@ -329,11 +357,17 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 		if !haveCapacityModel && v.GPUUtilEWMA != nil && *v.GPUUtilEWMA*float64(v.Ready)/n > cfg.GPUTarget {
 			ok = false
 		}
-		if conc > 0 && (v.Waiting+v.Running)/n > conc*cfg.CapacityTarget {
-			ok = false
-		}
 		if cfg.QueueIncludesRunning && (v.Waiting+v.Running)/n > cfg.QueueTarget {
 			ok = false
+		}
+		// Running requests grow faster than the load per pod (a fuller
+		// batch runs each step slower), so the batch after removal is
+		// projected quadratically.
+		if cfg.MaxNumSeqs > 0 {
+			grow := float64(v.Ready) / n
+			if v.Running/float64(v.Ready)*grow*grow > cfg.MaxNumSeqs*cfg.BatchTarget {
+				ok = false
+			}
 		}
 		if needed >= 0 && current-try < needed {
 			ok = false
@@ -423,11 +457,18 @@ func predictiveFloor(st *state.State, cfg Config, at time.Time) int {
 	return int(math.Floor(float64(peaks[(len(peaks)-1)/2]) * cfg.PredictiveFraction))
 }
 
-// podConcurrency is the per-pod concurrency to plan with: the learned one,
+// podCapacity is the per-pod throughput to plan with: the learned one,
 // else the configured one (0: unknown).
-func podConcurrency(v fleet.View, cfg Config) float64 {
-	if v.PodConcurrency != nil && *v.PodConcurrency > 0 {
-		return *v.PodConcurrency
+func podCapacity(v fleet.View, cfg Config) float64 {
+	if v.PodCapacityRPS != nil && *v.PodCapacityRPS > 0 {
+		return *v.PodCapacityRPS
 	}
-	return cfg.PodConcurrency
+	return cfg.PodCapacityRPS
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -158,16 +158,17 @@ func TestMaxBlocksScaleUpAlerts(t *testing.T) {
 // way, so a queue that persists while they start does not cascade.
 func TestStartingPodsPreventCascade(t *testing.T) {
 	cfg := Default()
-	cfg.PodConcurrency = 100
+	cfg.PodCapacityRPS = 10
 	cfg.MaxReplicas = 64
 	st := state.New()
-	v := fleet.View{Ready: 2, Starting: 4, Waiting: 20, Running: 200, KVMean: p(0.95), StartupSeconds: 60}
-	// 6 replicas asked for; load 220 needs 220/80 = 3 pods, queue 20/3 = 7.
+	// 6 replicas asked for, 2 ready: 40 req/s needs 40/8 = 5 pods; the
+	// queue (20 waiting, 10 per ready pod) proposes 20/3 = 7.
+	v := fleet.View{Ready: 2, Starting: 4, Waiting: 20, Running: 300, KVMean: p(0.95), ArrivalRate: p(40), StartupSeconds: 60}
 	d := Decide(v, st, cfg, 6, t0)
-	if d.Target != 7 && d.Target != 6 {
-		t.Fatalf("target %d, want ~6-7 (no cascade); reasons %q", d.Target, d.Reasons)
+	if d.Target != 7 {
+		t.Fatalf("target %d, want 7 (no cascade); reasons %q", d.Target, d.Reasons)
 	}
-	v.Waiting = 6
+	v.Waiting = 6 // 3 per ready pod: inside the tolerance band
 	d = Decide(v, st, cfg, 6, t0)
 	if d.Target != 6 || !hasReason(d, "already asked for") {
 		t.Fatalf("target %d, want 6 held as covered by starting pods; reasons %q", d.Target, d.Reasons)
@@ -177,17 +178,23 @@ func TestStartingPodsPreventCascade(t *testing.T) {
 // A rising arrival rate raises the projected demand at now + startup.
 func TestTrendProjectsDemandAhead(t *testing.T) {
 	cfg := Default()
-	cfg.PodConcurrency = 100
+	cfg.PodCapacityRPS = 10
 	cfg.MaxReplicas = 64
-	v := fleet.View{Ready: 4, Running: 240, KVMean: p(0.6), ArrivalRate: p(20), RateTrend: p(0.2), StartupSeconds: 60}
-	// 240 in flight x (1 + 0.2*60/20 = 1.6) = 384 -> 384/80 = 4.8 -> 5 pods.
+	v := fleet.View{Ready: 4, Running: 100, KVMean: p(0.6), ArrivalRate: p(24), RateTrend: p(0.2), StartupSeconds: 60}
+	// 24 + 0.2 x 60 = 36 req/s at 8 per pod -> 4.5 -> 5 pods.
 	d := Decide(v, state.New(), cfg, 4, t0)
-	if d.Target != 5 || d.Rules[3].Proposal != 5 {
-		t.Fatalf("target %d demand %+v, want 5", d.Target, d.Rules[3])
+	if d.Target != 5 || d.Rules[4].Name != RuleDemand || d.Rules[4].Proposal != 5 {
+		t.Fatalf("target %d demand %+v, want 5", d.Target, d.Rules[4])
 	}
 	v.RateTrend = p(0)
 	if d := Decide(v, state.New(), cfg, 4, t0); d.Target != 4 {
 		t.Fatalf("flat trend: target %d, want 4", d.Target)
+	}
+	// A steep trend is capped at maxGrowth x the current rate.
+	v.RateTrend = p(10)
+	cfg.DecisiveMaxPods = 100
+	if d := Decide(v, state.New(), cfg, 4, t0); d.Rules[4].Proposal != 9 { // 24 x 3 / 8
+		t.Fatalf("steep trend: demand %+v, want 9", d.Rules[4])
 	}
 }
 
@@ -223,18 +230,29 @@ func TestNoScaleDownOnMissingOrStartingOrShortHistory(t *testing.T) {
 func TestSimulatedRemovalKeepsHeadroom(t *testing.T) {
 	cfg := Default()
 	cfg.DownStabilization = 0
-	cfg.PodConcurrency = 100
+	cfg.PodCapacityRPS = 10
+	cfg.MaxReplicas = 20
 	st := state.New()
-	// 10 pods, KV mean 0.3 -> after removing k: 3/(10-k) <= 0.8 -> k <= 6; concurrency
-	// 200 in flight /(10-k) <= 80 -> k <= 7; cap 50% -> 5.
-	v := fleet.View{Ready: 10, Running: 200, KVMean: p(0.3), StartupSeconds: 60}
-	d := Decide(v, st, cfg, 10, t0)
-	if d.Target != 5 {
-		t.Fatalf("target %d, want 5; reasons %q", d.Target, d.Reasons)
-	}
-	v.KVMean = p(0.45) // 4.5/(10-k) <= 0.8 -> k <= 4
-	if d := Decide(v, st, cfg, 10, t0); d.Target != 6 {
+	// 12 pods at 40 req/s: 40/8 = 5 pods needed; KV 0.3 -> 3.6/(12-k) <= 0.8 -> k <= 7;
+	// batch 240 running: 20 per pod x (12/(12-k))^2 <= 179 -> k <= 7; cap 50% -> 6.
+	v := fleet.View{Ready: 12, Running: 240, KVMean: p(0.3), ArrivalRate: p(40), StartupSeconds: 60}
+	d := Decide(v, st, cfg, 12, t0)
+	if d.Target != 6 {
 		t.Fatalf("target %d, want 6; reasons %q", d.Target, d.Reasons)
+	}
+	v.KVMean = p(0.45) // 5.4/(12-k) <= 0.8 -> k <= 5
+	if d := Decide(v, st, cfg, 12, t0); d.Target != 7 {
+		t.Fatalf("target %d, want 7; reasons %q", d.Target, d.Reasons)
+	}
+	v.KVMean = p(0.3)
+	v.ArrivalRate = p(72) // 9 pods needed
+	if d := Decide(v, st, cfg, 12, t0); d.Target != 9 {
+		t.Fatalf("target %d, want 9; reasons %q", d.Target, d.Reasons)
+	}
+	// The peak of the last minutes counts too (bursts).
+	v.ArrivalRate, v.RatePeak = p(40), p(80)
+	if d := Decide(v, st, cfg, 12, t0); d.Target != 10 {
+		t.Fatalf("target %d, want 10 for the 80 req/s peak; reasons %q", d.Target, d.Reasons)
 	}
 }
 

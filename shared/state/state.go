@@ -41,9 +41,9 @@ type State struct {
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
 	// GPUUtilEWMA is the smoothed fleet GPU utilisation (0-1).
 	GPUUtilEWMA *float64 `json:"gpuUtilEwma,omitempty"`
-	// PodConcurrency is the learned number of requests one pod runs at
-	// saturation (its effective batch limit: max-num-seqs or KV-bound).
-	PodConcurrency *float64 `json:"podConcurrency,omitempty"`
+	// PodCapacityRPS is the learned throughput (finished requests/s) of one
+	// pod while the fleet was saturated.
+	PodCapacityRPS *float64 `json:"podCapacityRps,omitempty"`
 	// Pods are the last counters seen per pod, sorted by name.
 	Pods []PodCounters `json:"pods,omitempty"`
 	// Startups are observed pod startup durations, oldest first.

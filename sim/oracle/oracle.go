@@ -1,14 +1,15 @@
 // Package oracle is the clairvoyant lower bound on GPU-hours: a policy that
 // knows every arrival and the pods' startup time in advance.
 //
-// It turns the trace into GPU work per window with the engine's own
-// per-iteration time model, sizes each window's Ready replicas for that
-// work at a utilisation u, creates pods one startup time ahead of need and
-// deletes them as soon as no window within one startup time needs them.
-// Search then replays the trace and bisects u for the largest value (the
-// fewest GPU-hours) whose TTFT attainment still meets the target, and
+// It turns the trace into GPU work per 20 s window with the engine's own
+// per-iteration time model, sizes each block of windows' Ready replicas
+// for that work at a utilisation u, creates pods one startup time ahead of
+// need and deletes them as soon as no block within one startup time needs
+// them. Search replays the trace and, for each block size (20 s, 1 min,
+// 5 min), bisects u for the largest value (the fewest GPU-hours) whose TTFT
+// attainment over the feasible requests still meets the target, and
 // compares with the cheapest static fleet that does: the oracle is the
-// cheaper of the two.
+// cheapest of them all.
 package oracle
 
 import (
@@ -91,20 +92,32 @@ func Work(reqs []workload.Request, m engine.Model) []float64 {
 	return w
 }
 
-// Build makes the plan for utilisation u: each window needs
-// ceil(work/(u·window)) Ready replicas (at least minR, and at least one
-// while requests arrive), a pod is asked for lead seconds before its
-// window and kept while any window up to lead ahead needs it.
-func Build(work []float64, u float64, lead float64, minR, maxR int, step float64) Plan {
-	need := make([]int, len(work)+1)
-	for i, w := range work {
-		n := int(math.Ceil(w / (u * WindowSeconds)))
+// Build makes the plan for utilisation u with needs sized per block of
+// `block` windows: each block needs ceil(work/(u·block·window)) Ready
+// replicas (at least minR, and at least one while requests arrive; half
+// of a block's need spills into the next, for work arriving late in it).
+// A pod is asked for lead seconds before its block and kept while any
+// block up to lead ahead needs it.
+func Build(work []float64, u float64, lead float64, minR, maxR int, step float64, block int) Plan {
+	block = max(block, 1)
+	need := make([]int, len(work)+block)
+	span := u * WindowSeconds * float64(block)
+	for b := 0; b*block < len(work); b++ {
+		w := 0.0
+		for i := b * block; i < min((b+1)*block, len(work)); i++ {
+			w += work[i]
+		}
+		n := int(math.Ceil(w / span))
 		if w > 0 {
 			n = max(n, 1)
 		}
-		// Work arriving late in a window spills into the next.
-		need[i] = max(need[i], n)
-		need[i+1] = max(need[i+1], int(math.Ceil(0.5*w/(u*WindowSeconds))))
+		spill := int(math.Ceil(0.5 * w / span))
+		for i := b * block; i < (b+1)*block; i++ {
+			need[i] = max(need[i], n)
+			if i+block < len(need) {
+				need[i+block] = max(need[i+block], spill)
+			}
+		}
 	}
 	horizon := float64(len(need)) * WindowSeconds
 	steps := int(math.Ceil(horizon/step)) + 1
@@ -122,6 +135,11 @@ func Build(work []float64, u float64, lead float64, minR, maxR int, step float64
 	return p
 }
 
+// Blocks are the planning granularities Search tries, in windows: 20 s,
+// 1 min and 5 min. Finer plans follow the load closely but churn pods
+// (each new pod pays a startup); coarser ones hold capacity longer.
+var Blocks = []int{1, 3, 15}
+
 // Result is the oracle found by Search.
 type Result struct {
 	Plan        Plan
@@ -136,7 +154,7 @@ type Options struct {
 	Target    float64 // TTFT attainment objective, e.g. 0.99
 	LeadQ     float64 // startup quantile used as lead time (default 0.99)
 	Step      float64 // plan step in seconds (default 5)
-	MaxReplay int     // bisection steps (default 12)
+	MaxReplay int     // bisection steps per planning granularity (default 10)
 }
 
 // Search finds the cheapest plan meeting opts.Target by replay.
@@ -154,7 +172,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 		opts.Step = 5
 	}
 	if opts.MaxReplay == 0 {
-		opts.MaxReplay = 12
+		opts.MaxReplay = 10
 	}
 	lead := cfg.Startup.Quantile(opts.LeadQ)
 	work := Work(reqs, cfg.Model)
@@ -171,24 +189,26 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 	var best *engine.Result
 	var bestPlan Plan
 	bestU := 0.0
-	lo, hi := 0.05, 4.0 // utilisation bounds searched (the work model is approximate, so u may exceed 1)
-	for i := 0; i < opts.MaxReplay; i++ {
-		u := math.Sqrt(lo * hi)
-		plan := Build(work, u, lead, cfg.MinReplicas, cfg.MaxReplicas, opts.Step)
-		res, err := replay(NewPolicy(plan), 0)
-		if err != nil {
-			return nil, err
-		}
-		if res.FeasibleTTFTAttainment() >= opts.Target {
-			if best == nil || res.GPUSeconds < best.GPUSeconds {
-				best, bestPlan, bestU = res, plan, u
+	for _, block := range Blocks {
+		lo, hi := 0.05, 4.0 // utilisation bounds searched (the work model is approximate, so u may exceed 1)
+		for i := 0; i < opts.MaxReplay; i++ {
+			u := math.Sqrt(lo * hi)
+			plan := Build(work, u, lead, cfg.MinReplicas, cfg.MaxReplicas, opts.Step, block)
+			res, err := replay(NewPolicy(plan), 0)
+			if err != nil {
+				return nil, err
 			}
-			lo = u
-		} else {
-			hi = u
-		}
-		if hi/lo < 1.02 {
-			break
+			if res.FeasibleTTFTAttainment() >= opts.Target {
+				if best == nil || res.GPUSeconds < best.GPUSeconds {
+					best, bestPlan, bestU = res, plan, u
+				}
+				lo = u
+			} else {
+				hi = u
+			}
+			if hi/lo < 1.03 {
+				break
+			}
 		}
 	}
 	// The cheapest static fleet that meets the target bounds the oracle
@@ -240,4 +260,17 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		hiRes = res
 	}
 	return hi, hiRes, nil
+}
+
+// InitialReplicas sizes the warm fleet every policy starts a replay with:
+// enough Ready replicas for the first two minutes of the trace at 50%
+// utilisation, so that no policy is judged on a cold start it could not
+// have prevented (the pods a cluster already had before the trace began).
+func InitialReplicas(reqs []workload.Request, m engine.Model, minR, maxR int) int {
+	work := Work(reqs, m)
+	n := minR
+	for i := 0; i < len(work) && float64(i)*WindowSeconds < 120; i++ {
+		n = max(n, int(math.Ceil(work[i]/(0.5*WindowSeconds))))
+	}
+	return min(max(n, minR, 1), maxR)
 }

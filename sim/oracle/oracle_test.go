@@ -88,7 +88,7 @@ func TestPlanLeadsDemandByTheStartupTime(t *testing.T) {
 	// One window of heavy work at 600-620 s; nothing before.
 	work := make([]float64, 40)
 	work[30] = 5 * oracle.WindowSeconds // five replicas' worth at u=1
-	p := oracle.Build(work, 1, 90, 1, 100, 5)
+	p := oracle.Build(work, 1, 90, 1, 100, 5, 1)
 	pol := oracle.NewPolicy(p)
 	base := engine.DefaultConfig().Base
 	at := func(s float64) int { return pol.At(base.Add(time.Duration(s * float64(time.Second)))) }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
+	"github.com/inferscale/inferscale/sim/oracle"
 	"github.com/inferscale/inferscale/sim/runner"
+	"github.com/inferscale/inferscale/sim/workload"
 )
 
 // common holds the flags every subcommand shares.
@@ -44,7 +46,7 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 	fs.Float64Var(&c.target, "target", 0.99, "attainment target (TTFT) for the oracle, tuning and the pass mark")
 	fs.IntVar(&c.minR, "min", 1, "minReplicas for every policy")
 	fs.IntVar(&c.maxR, "max", 64, "maxReplicas for every policy")
-	fs.IntVar(&c.initial, "initial", 2, "Ready replicas at t=0")
+	fs.IntVar(&c.initial, "initial", 0, "Ready replicas at t=0 for every policy (0: sized for the trace's first two minutes at 50% utilisation)")
 	fs.Float64Var(&c.grace, "grace", 30, "termination grace period, seconds")
 	mode := "fast"
 	if demo {
@@ -68,7 +70,7 @@ func (c *common) engineConfig() (engine.Config, error) {
 	cfg.TTFTSLOSeconds = c.slo
 	cfg.TPOTSLOSeconds = c.tpot
 	cfg.MinReplicas, cfg.MaxReplicas = c.minR, c.maxR
-	cfg.InitialReplicas = min(max(c.initial, c.minR), c.maxR)
+	cfg.InitialReplicas = min(max(c.initial, c.minR), c.maxR) // 0 (auto) is resolved by withInitial
 	cfg.DrainGraceSeconds = c.grace
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
@@ -92,4 +94,12 @@ func (c *common) options() (runner.Options, error) {
 	cp := inferscale.DefaultCPA()
 	cp.DownscaleStabilization = c.cpaStab
 	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp}, nil
+}
+
+// withInitial resolves -initial 0 from the loaded trace.
+func (c *common) withInitial(cfg engine.Config, reqs []workload.Request) engine.Config {
+	if c.initial == 0 {
+		cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
+	}
+	return cfg
 }

@@ -80,6 +80,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		cfg = cc.withInitial(cfg, reqs)
 		var results []*engine.Result
 		for _, sp := range specs {
 			b, err := runner.Build(sp, cfg, opts)

@@ -43,6 +43,7 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	cfg = c.withInitial(cfg, reqs)
 	log.Info("tuning", "policy", *name, "params", len(params), "requests", len(reqs), "target", c.target)
 	eval := func(ctx context.Context, p map[string]float64) (tune.Outcome, error) {
 		b, err := runner.Build(runner.SpecWith(*name, p), cfg, opts)

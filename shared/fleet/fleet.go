@@ -235,14 +235,20 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 		v.Throughput = ptr(thr)
 		if v.Ready > 0 && readyWithCompleteSig == v.Ready && thr > 0 && fresh == 0 {
 			perPod := thr / float64(v.Ready)
+			saturatedBefore := st.LastQueue != nil && *st.LastQueue >= opt.SaturationWaiting
 			switch {
-			case v.Queue() >= opt.SaturationWaiting:
+			case v.Queue() >= opt.SaturationWaiting && saturatedBefore:
 				learnCapacity(st, perPod)
 			case st.PodCapacityRPS != nil && perPod > *st.PodCapacityRPS:
 				// Unsaturated pods served more than the estimate: it was low.
 				st.PodCapacityRPS = ptr(perPod)
 			}
 		}
+	}
+	if v.Ready > 0 && readyWithCompleteSig == v.Ready {
+		st.LastQueue = ptr(v.Queue())
+	} else {
+		st.LastQueue = nil
 	}
 	for _, f := range fleetQ {
 		applyFleet(&v, f)

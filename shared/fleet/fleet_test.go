@@ -157,18 +157,23 @@ func TestCapacityLearnedWhenSaturated(t *testing.T) {
 	if st.PodCapacityRPS != nil {
 		t.Fatal("learned a capacity without saturation")
 	}
-	// 150 finished in 15 s with 8 waiting: saturated at 10 req/s.
-	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(2), 8, 120, 210, nil))}}, st, opt, at(2))
+	// Saturated now but not at the previous tick: not yet.
+	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(2), 8, 120, 150, nil))}}, st, opt, at(2))
+	if st.PodCapacityRPS != nil {
+		t.Fatal("learned a capacity from a tick that started unsaturated")
+	}
+	// 150 finished in 15 s, 8 waiting at both ends: saturated at 10 req/s.
+	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(3), 8, 120, 300, nil))}}, st, opt, at(3))
 	if v.PodCapacityRPS == nil || *v.PodCapacityRPS != 10 {
 		t.Fatalf("capacity %v, want 10", v.PodCapacityRPS)
 	}
 	// A lower saturated sample only pulls it down slowly.
-	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(3), 8, 120, 285, nil))}}, st, opt, at(3))
+	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(4), 8, 120, 375, nil))}}, st, opt, at(4))
 	if got := *v.PodCapacityRPS; math.Abs(got-(0.95*10+0.05*5)) > 1e-9 {
 		t.Fatalf("capacity %g after a 5 req/s sample", got)
 	}
 	// Unsaturated but above the estimate: the estimate was low.
-	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(4), 0, 120, 465, nil))}}, st, opt, at(4))
+	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(5), 0, 120, 555, nil))}}, st, opt, at(5))
 	if *v.PodCapacityRPS != 12 {
 		t.Fatalf("capacity %g, want 12", *v.PodCapacityRPS)
 	}

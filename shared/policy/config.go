@@ -57,23 +57,27 @@ type Config struct {
 	DefaultStartup      time.Duration // defaultStartup, default 90s (until startups are observed)
 
 	// Corroboration and step sizes.
-	ModerateFactor        float64 // moderateFactor, default 1.3 (one signal: at least +1, at most x this)
-	DecisiveMaxPods       int     // decisiveMaxPods, default 4
-	DecisiveMaxFraction   float64 // decisiveMaxFraction, default 0.5 (cap: max(4 pods, 50%))
-	MaxScaleDownFraction  float64 // maxScaleDownFraction, default 0.5 (at most this share removed per decision)
-	Tolerance             float64 // tolerance, default 0.1
-	ScaleUpCooldown       time.Duration
-	ScaleDownCooldown     time.Duration
-	UpStabilization       time.Duration
-	DownStabilization     time.Duration
-	EWMAAlpha             float64
-	StaleAfter            time.Duration
-	TrendWindow           time.Duration
-	ScheduleFloors        []ScheduleFloor
-	PredictiveFloor       bool
-	PredictiveDays        int
-	PredictiveFraction    float64
-	SaturationWaitingPods float64
+	ModerateFactor       float64 // moderateFactor, default 1.3 (one signal: at least +1, at most x this)
+	DecisiveMaxPods      int     // decisiveMaxPods, default 4
+	DecisiveMaxFraction  float64 // decisiveMaxFraction, default 0.5 (cap: max(4 pods, 50%))
+	MaxScaleDownFraction float64 // maxScaleDownFraction, default 0.5 (at most this share removed per decision)
+	Tolerance            float64 // tolerance, default 0.1
+	ScaleUpCooldown      time.Duration
+	// UrgentBypassesCooldown lets a corroborated queue or SLO breach scale
+	// up inside the up-cooldown (urgentBypassesCooldown, default false:
+	// seed 000's cooldown holds).
+	UrgentBypassesCooldown bool
+	ScaleDownCooldown      time.Duration
+	UpStabilization        time.Duration
+	DownStabilization      time.Duration
+	EWMAAlpha              float64
+	StaleAfter             time.Duration
+	TrendWindow            time.Duration
+	ScheduleFloors         []ScheduleFloor
+	PredictiveFloor        bool
+	PredictiveDays         int
+	PredictiveFraction     float64
+	SaturationWaitingPods  float64
 }
 
 // ScheduleFloor is a cron-style window with a minimum replica count, like
@@ -101,7 +105,7 @@ func Default() Config {
 		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, PeakWindow: 2 * time.Minute, DefaultStartup: 90 * time.Second,
 		ModerateFactor: 1.3, DecisiveMaxPods: 4, DecisiveMaxFraction: 0.5, MaxScaleDownFraction: 0.5,
 		Tolerance:       0.1,
-		ScaleUpCooldown: 60 * time.Second, ScaleDownCooldown: 300 * time.Second,
+		ScaleUpCooldown: 60 * time.Second, ScaleDownCooldown: 300 * time.Second, UrgentBypassesCooldown: false,
 		UpStabilization: 0, DownStabilization: 300 * time.Second,
 		EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute,
 		PredictiveFloor: true, PredictiveDays: 7, PredictiveFraction: 0.7,
@@ -114,7 +118,7 @@ var Keys = []string{"minReplicas", "maxReplicas", "configPath", "queueTarget", "
 	"maxNumSeqs", "batchTarget", "kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
 	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podCapacityRPS", "maxGrowth", "peakWindow",
 	"capacityTarget", "defaultStartup", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
-	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "scaleDownCooldown", "upStabilization",
+	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "urgentBypassesCooldown", "scaleDownCooldown", "upStabilization",
 	"downStabilization", "ewmaAlpha", "staleAfter", "trendWindow", "scheduleFloors", "predictiveFloor",
 	"predictiveDays", "predictiveFraction", "saturationWaiting"}
 
@@ -151,6 +155,7 @@ func FromSource(s *config.Source) (Config, error) {
 	c.MaxScaleDownFraction = s.Float("maxScaleDownFraction", d.MaxScaleDownFraction, 0, 1)
 	c.Tolerance = s.Float("tolerance", d.Tolerance, 0, 1)
 	c.ScaleUpCooldown = s.Duration("scaleUpCooldown", d.ScaleUpCooldown, 0, 24*time.Hour)
+	c.UrgentBypassesCooldown = s.Bool("urgentBypassesCooldown", d.UrgentBypassesCooldown)
 	c.ScaleDownCooldown = s.Duration("scaleDownCooldown", d.ScaleDownCooldown, 0, 24*time.Hour)
 	c.UpStabilization = s.Duration("upStabilization", d.UpStabilization, 0, time.Hour)
 	c.DownStabilization = s.Duration("downStabilization", d.DownStabilization, 0, time.Hour)

@@ -55,7 +55,11 @@ type Decision struct {
 	// the state keeps it for the stabilisation windows.
 	Recommendation int `json:"recommendation"`
 	// Need is the reactive need (before floors), recorded for the predictive floor.
-	Need            int        `json:"need"`
+	Need int `json:"need"`
+	// Urgent is true when requests are already queueing or missing the SLO,
+	// another signal agrees and no pod is starting: the scale-up cooldown
+	// does not delay it.
+	Urgent          bool       `json:"urgent,omitempty"`
 	Signals         int        `json:"signals"`
 	Rules           []Rule     `json:"rules"`
 	ScheduleFloor   int        `json:"scheduleFloor,omitempty"`
@@ -263,6 +267,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	}
 	d.Recommendation = rec
 	d.Need = rec
+	// Pods still starting are the previous step's effect on its way:
+	// waiting for them is what the cooldown is for.
+	d.Urgent = cfg.UrgentBypassesCooldown && d.Signals >= 2 && (q.Over || lat.Over) && v.Starting == 0
 	target := stabilise(&d, st, cfg, current, rec, now)
 
 	// Floors.
@@ -402,6 +409,10 @@ func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now t
 			}
 		}
 		if st.LastScaleUp != nil && now.Sub(*st.LastScaleUp) < cfg.ScaleUpCooldown && now.Sub(*st.LastScaleUp) >= 0 {
+			if d.Urgent {
+				d.because("urgent (queue or SLO breach, corroborated): the scale-up cooldown %s does not apply", cfg.ScaleUpCooldown)
+				return rec
+			}
 			d.because("scale-up to %d held: cooldown %s since the last scale-up %.0fs ago", rec, cfg.ScaleUpCooldown, now.Sub(*st.LastScaleUp).Seconds())
 			return current
 		}

@@ -337,3 +337,25 @@ func FuzzParseScheduleFloors(f *testing.F) {
 		}
 	})
 }
+
+func TestUrgentBypassesUpCooldownOnlyWhenEnabledAndNothingStarts(t *testing.T) {
+	cfg := Default()
+	cfg.UrgentBypassesCooldown = true
+	st := state.New()
+	last := t0.Add(-20 * time.Second)
+	st.LastScaleUp = &last
+	v := fleet.View{Ready: 2, Waiting: 30, Running: 400, KVMean: p(0.95), StartupSeconds: 60}
+	d := Decide(v, st, cfg, 2, t0)
+	if !d.Urgent || d.Target <= 2 || !hasReason(d, "urgent") {
+		t.Fatalf("urgent %v target %d reasons %q", d.Urgent, d.Target, d.Reasons)
+	}
+	v.Starting = 1
+	if d := Decide(v, st, cfg, 3, t0); d.Urgent || d.Target != 3 {
+		t.Fatalf("with a pod starting: urgent %v target %d, want the cooldown to hold at 3", d.Urgent, d.Target)
+	}
+	cfg.UrgentBypassesCooldown = false
+	v.Starting = 0
+	if d := Decide(v, st, cfg, 2, t0); d.Urgent || d.Target != 2 {
+		t.Fatalf("bypass off: urgent %v target %d", d.Urgent, d.Target)
+	}
+}

@@ -44,6 +44,9 @@ type State struct {
 	// PodCapacityRPS is the learned throughput (finished requests/s) of one
 	// pod while the fleet was saturated.
 	PodCapacityRPS *float64 `json:"podCapacityRps,omitempty"`
+	// LastQueue is the waiting requests per ready pod at the previous tick
+	// (capacity is only learned when the fleet was saturated at both ends).
+	LastQueue *float64 `json:"lastQueue,omitempty"`
 	// Pods are the last counters seen per pod, sorted by name.
 	Pods []PodCounters `json:"pods,omitempty"`
 	// Startups are observed pod startup durations, oldest first.

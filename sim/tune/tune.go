@@ -184,7 +184,7 @@ func Key(set map[string]float64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + strconv.FormatFloat(set[k], 'g', 6, 64)
+		parts[i] = k + "=" + strconv.FormatFloat(set[k]+0, 'g', 6, 64) // +0 turns -0 into 0
 	}
 	return strings.Join(parts, ",")
 }

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e image clean simulate sim bench-sim
+.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim
 
 all: build
 
@@ -24,6 +24,13 @@ test: build vet test-dcgm
 ## bench: benchmarks
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: each evaluate-side fuzz target for FUZZTIME (default 20s)
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInput$$' -fuzztime $(FUZZTIME) ./shared/evaluator
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/state
+	$(GO) test -run '^$$' -fuzz '^FuzzParseScheduleFloors$$' -fuzztime $(FUZZTIME) ./shared/policy
 
 clean:
 	rm -rf $(BIN)

@@ -243,6 +243,16 @@ func TestRunWritesOneObjectAndHonoursDryRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "queueTarget") || out.Len() != 0 {
 		t.Fatalf("bad config: err %v stdout %q", err, out.String())
 	}
+	// A typo in the policy file is an error naming the key.
+	pf := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pf, []byte("queueTarget: 4\nqueueTraget: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e3 := env(map[string]string{"stateFile": path, "policyFile": pf, "configPath": filepath.Join(dir, "none.yaml")})
+	err = Run(context.Background(), bytes.NewReader(input(t, "1", goodValue)), &out, e3, FileStoreOpener, quietLog())
+	if err == nil || !strings.Contains(err.Error(), "queueTraget") || out.Len() != 0 {
+		t.Fatalf("policy-file typo: err %v stdout %q", err, out.String())
+	}
 	if now, _ := os.ReadFile(path); !bytes.Equal(now, saved) {
 		t.Fatal("state changed by a failed run")
 	}

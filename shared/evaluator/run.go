@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -119,6 +120,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, env config.Look
 		return fmt.Errorf("configuration: %w", err)
 	}
 	backend := src.Enum(KeyStateBackend, "file", "file", "configmap", "none")
+	checkFileKeys(src)
 	if err := src.Err(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -179,4 +181,20 @@ func decodeReport(value string) (*signal.Report, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// checkFileKeys rejects keys in the policy file that nothing reads (CPA
+// itself silently ignores typos in its config; we do not).
+func checkFileKeys(src *config.Source) {
+	known := map[string]bool{KeyStateBackend: true, KeyStateFile: true, KeyStateConfigMap: true, "namespace": true}
+	for _, k := range policy.Keys {
+		known[k] = true
+	}
+	keys := src.FileKeys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			src.Failf(k, "unknown key in %s", config.KeyPolicyFile)
+		}
+	}
 }

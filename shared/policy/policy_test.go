@@ -359,3 +359,32 @@ func TestUrgentBypassesUpCooldownOnlyWhenEnabledAndNothingStarts(t *testing.T) {
 		t.Fatalf("bypass off: urgent %v target %d", d.Urgent, d.Target)
 	}
 }
+
+// The example policy files in config/policy-examples must load.
+func TestPolicyExamplesLoad(t *testing.T) {
+	for _, name := range []string{"seed000.yaml", "vllm-h100-slo2s.yaml"} {
+		path := "../../config/policy-examples/" + name
+		src, err := config.Load(func(k string) (string, bool) {
+			switch k {
+			case config.KeyPolicyFile:
+				return path, true
+			case "configPath":
+				return "/nonexistent/config.yaml", true
+			}
+			return "", false
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cfg, err := FromSource(src)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "seed000.yaml" && (cfg.QueueTarget != 5 || cfg.MinReplicas != 2 || cfg.P99Baseline != 500*time.Millisecond) {
+			t.Errorf("%s not applied: %+v", name, cfg)
+		}
+		if name == "vllm-h100-slo2s.yaml" && (cfg.PodCapacityRPS != 9 || len(cfg.ScheduleFloors) != 1) {
+			t.Errorf("%s not applied: %+v", name, cfg)
+		}
+	}
+}

@@ -155,6 +155,18 @@ type Options struct {
 	LeadQ     float64 // startup quantile used as lead time (default 0.99)
 	Step      float64 // plan step in seconds (default 5)
 	MaxReplay int     // bisection steps per planning granularity (default 10)
+	// OnReplay, when set, is called after every replay (progress).
+	OnReplay func(replays int)
+}
+
+// MaxReplays bounds how many replays Search makes with opts (for
+// progress bars): bisections per block size plus the static search.
+func (o Options) MaxReplays(maxReplicas int) int {
+	n := o.MaxReplay
+	if n == 0 {
+		n = 10
+	}
+	return n*len(Blocks) + int(math.Ceil(math.Log2(float64(max(maxReplicas, 1))))) + 2
 }
 
 // Search finds the cheapest plan meeting opts.Target by replay.
@@ -179,6 +191,9 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 	out := &Result{}
 	replay := func(p *Policy, initial int) (*engine.Result, error) {
 		out.Replays++
+		if opts.OnReplay != nil {
+			defer opts.OnReplay(out.Replays)
+		}
 		c := cfg
 		c.Progress = nil
 		if initial > 0 {

@@ -60,8 +60,16 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	var results []*engine.Result
 	var orc *oracle.Result
 	if *withOracle {
-		log.Info("searching the oracle (replays the trace ~15 times)")
-		orc, err = oracle.Search(ctx, cfg, reqs, oracle.Options{Target: c.target})
+		oopts := oracle.Options{Target: c.target}
+		if !c.quiet && isTerminal() {
+			bar := progressbar.NewOptions(oopts.MaxReplays(cfg.MaxReplicas), progressbar.OptionSetWriter(os.Stderr),
+				progressbar.OptionSetDescription(fmt.Sprintf("%-24s", "oracle (replays)")), progressbar.OptionShowCount(),
+				progressbar.OptionClearOnFinish())
+			oopts.OnReplay = func(n int) { _ = bar.Set(n) }
+			defer bar.Finish()
+		}
+		log.Info("searching the oracle by replay")
+		orc, err = oracle.Search(ctx, cfg, reqs, oopts)
 		if err != nil {
 			log.Warn("no oracle", "err", err)
 		} else {

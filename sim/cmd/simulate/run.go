@@ -61,15 +61,18 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	var orc *oracle.Result
 	if *withOracle {
 		oopts := oracle.Options{Target: c.target}
+		var bar *progressbar.ProgressBar
 		if !c.quiet && isTerminal() {
-			bar := progressbar.NewOptions(oopts.MaxReplays(cfg.MaxReplicas), progressbar.OptionSetWriter(os.Stderr),
+			bar = progressbar.NewOptions(oopts.MaxReplays(cfg.MaxReplicas), progressbar.OptionSetWriter(os.Stderr),
 				progressbar.OptionSetDescription(fmt.Sprintf("%-24s", "oracle (replays)")), progressbar.OptionShowCount(),
 				progressbar.OptionClearOnFinish())
 			oopts.OnReplay = func(n int) { _ = bar.Set(n) }
-			defer bar.Finish()
 		}
 		log.Info("searching the oracle by replay")
 		orc, err = oracle.Search(ctx, cfg, reqs, oopts)
+		if bar != nil {
+			_ = bar.Finish()
+		}
 		if err != nil {
 			log.Warn("no oracle", "err", err)
 		} else {

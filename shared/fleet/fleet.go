@@ -195,9 +195,9 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				}
 			}
 			pc := state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: now,
-				RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: p.TTFT}
+				RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: state.HistOf(p.TTFT)}
 			if opt.TrackE2E {
-				pc.E2E = p.E2E
+				pc.E2E = state.HistOf(p.E2E)
 			}
 			st.PutPod(pc)
 		}
@@ -287,9 +287,9 @@ func prevHist(prev *state.PodCounters, ttft bool) *signal.Histogram {
 		return nil
 	}
 	if ttft {
-		return prev.TTFT
+		return prev.TTFT.Signal()
 	}
-	return prev.E2E
+	return prev.E2E.Signal()
 }
 
 // podRates returns one pod's arrival and finish rates since its previous

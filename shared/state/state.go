@@ -65,13 +65,47 @@ type Recommendation struct {
 
 // PodCounters are one pod's cumulative readings at its last scrape.
 type PodCounters struct {
-	Name          string            `json:"name"`
-	ScrapeTime    time.Time         `json:"scrapeTime"`
-	SeenAt        time.Time         `json:"seenAt"`
-	RequestsTotal *float64          `json:"requestsTotal,omitempty"`
-	InFlight      *float64          `json:"inFlight,omitempty"`
-	TTFT          *signal.Histogram `json:"ttft,omitempty"`
-	E2E           *signal.Histogram `json:"e2e,omitempty"`
+	Name          string    `json:"name"`
+	ScrapeTime    time.Time `json:"scrapeTime"`
+	SeenAt        time.Time `json:"seenAt"`
+	RequestsTotal *float64  `json:"requestsTotal,omitempty"`
+	InFlight      *float64  `json:"inFlight,omitempty"`
+	TTFT          *Hist     `json:"ttft,omitempty"`
+	E2E           *Hist     `json:"e2e,omitempty"`
+}
+
+// Hist is a cumulative histogram stored as parallel arrays (bounds and
+// counts): a third of the size of the signal form and much faster to
+// decode, which matters at 64 pods per tick.
+type Hist struct {
+	LE    []float64 `json:"le"`
+	C     []float64 `json:"c"`
+	Sum   float64   `json:"sum"`
+	Count float64   `json:"count"`
+}
+
+// HistOf converts a signal histogram (nil for nil).
+func HistOf(h *signal.Histogram) *Hist {
+	if h == nil {
+		return nil
+	}
+	out := &Hist{LE: make([]float64, len(h.Buckets)), C: make([]float64, len(h.Buckets)), Sum: h.Sum, Count: h.Count}
+	for i, b := range h.Buckets {
+		out.LE[i], out.C[i] = b.UpperBound, b.Count
+	}
+	return out
+}
+
+// Signal converts back to the signal form (nil for nil or a malformed one).
+func (h *Hist) Signal() *signal.Histogram {
+	if h == nil || len(h.LE) != len(h.C) {
+		return nil
+	}
+	out := &signal.Histogram{Buckets: make([]signal.Bucket, len(h.LE)), Sum: h.Sum, Count: h.Count}
+	for i := range h.LE {
+		out.Buckets[i] = signal.Bucket{UpperBound: h.LE[i], Count: h.C[i]}
+	}
+	return out
 }
 
 // Startup is one observed pod startup (creation to ready).

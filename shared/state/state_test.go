@@ -21,7 +21,7 @@ func sample() *State {
 	st.GPUUtilEWMA = signal.F(0.1 + 0.2) // not exactly representable: must round-trip bit for bit
 	st.PutPod(PodCounters{Name: "b", ScrapeTime: t0, SeenAt: t0, RequestsTotal: signal.F(1e6 / 3)})
 	st.PutPod(PodCounters{Name: "a", ScrapeTime: t0, SeenAt: t0,
-		TTFT: &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 3}}, Sum: 0.123456789, Count: 4}})
+		TTFT: HistOf(&signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 3}}, Sum: 0.123456789, Count: 4})})
 	st.AddStartup(Startup{Pod: "a", Seconds: 61.5, At: t0})
 	st.AddRate(RateSample{At: t0, RPS: 7.25}, time.Minute)
 	st.AddRecommendation(Recommendation{At: t0, Replicas: 3}, time.Minute)
@@ -56,6 +56,7 @@ func TestDecodeRejectsBadDocuments(t *testing.T) {
 		"unsorted":     `{"v":1,"pods":[{"name":"b","scrapeTime":"2026-01-01T00:00:00Z","seenAt":"2026-01-01T00:00:00Z"},{"name":"a","scrapeTime":"2026-01-01T00:00:00Z","seenAt":"2026-01-01T00:00:00Z"}]}`,
 		"negative":     `{"v":1,"recommendations":[{"at":"2026-01-01T00:00:00Z","replicas":-1}]}`,
 		"wrong type":   `{"v":1,"gpuUtilEwma":"high"}`,
+		"ragged hist":  `{"v":1,"pods":[{"name":"a","scrapeTime":"2026-01-01T00:00:00Z","seenAt":"2026-01-01T00:00:00Z","ttft":{"le":[1,2],"c":[1],"sum":0,"count":1}}]}`,
 	} {
 		if _, err := Decode([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)

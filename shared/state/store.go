@@ -81,6 +81,13 @@ func (s *State) check() error {
 			return errors.New("state pods are not sorted by name")
 		}
 	}
+	for _, p := range s.Pods {
+		for _, h := range []*Hist{p.TTFT, p.E2E} {
+			if h != nil && len(h.LE) != len(h.C) {
+				return errors.New("state histogram has unequal bounds and counts")
+			}
+		}
+	}
 	for _, r := range s.Recommendations {
 		if r.Replicas < 0 {
 			return errors.New("state has a negative recommendation")

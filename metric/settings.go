@@ -67,14 +67,11 @@ type settings struct {
 }
 
 func loadSettings(c *config.Source) (*settings, error) {
-	builtins, err := preset.Builtins()
-	if err != nil {
-		return nil, err
-	}
-	s := &settings{presets: builtins}
-	names := append([]string{serverAuto, serverCustom}, preset.Names(builtins)...)
+	s := &settings{}
+	names := append([]string{serverAuto, serverCustom}, preset.BuiltinNames()...)
 	server := c.Enum(keyServer, serverAuto, names...)
 	custom, hasCustom := c.Raw(keyCustomMapping)
+	var customPreset *preset.Preset
 	switch {
 	case server == serverCustom && (!hasCustom || custom == ""):
 		c.Failf(keyCustomMapping, "server=custom needs a customMapping document")
@@ -82,17 +79,30 @@ func loadSettings(c *config.Source) (*settings, error) {
 		p, err := preset.Parse([]byte(custom))
 		if err != nil {
 			c.Failf(keyCustomMapping, "%v", err)
-			break
 		}
-		if server == serverCustom {
-			s.fixed = p
-		} else {
-			// A custom mapping also takes part in detection.
-			s.presets = append([]*preset.Preset{p}, s.presets...)
-		}
+		customPreset = p
 	}
-	if server != serverAuto && server != serverCustom {
-		s.fixed, _ = preset.Find(builtins, server)
+	switch server {
+	case serverCustom:
+		s.fixed = customPreset
+	case serverAuto:
+		// Detection among every built-in, a custom mapping first.
+		builtins, err := preset.Builtins()
+		if err != nil {
+			return nil, err
+		}
+		if customPreset != nil {
+			s.presets = append(s.presets, customPreset)
+		}
+		s.presets = append(s.presets, builtins...)
+	default:
+		// Only the named preset is loaded.
+		p, err := preset.Builtin(server)
+		if err != nil {
+			return nil, err
+		}
+		s.fixed = p
+		s.presets = []*preset.Preset{p}
 	}
 	s.port = c.Int(keyMetricsPort, defaultMetricsPort, 1, 65535)
 	s.portName = c.String(keyMetricsPortName, "")

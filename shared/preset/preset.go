@@ -1,12 +1,14 @@
 // Package preset maps the metric names of each inference server onto the
-// inferscale signals. Every built-in server is one YAML file under
+// inferscale signals. Every built-in server is one JSON file under
 // servers/ (adding a server is adding a file); a fully custom mapping uses
-// the same schema through configuration. Detect picks the preset whose
+// the same schema, in YAML or JSON, through configuration. Detect picks the preset whose
 // marker families are present in a scrape.
 package preset
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,7 +21,7 @@ import (
 	"github.com/inferscale/inferscale/shared/expo"
 )
 
-//go:embed servers/*.yaml
+//go:embed servers/*.json
 var serverFiles embed.FS
 
 // Signal names a mapping may set. Gauges and counters are combined with
@@ -139,25 +141,67 @@ func (p *Preset) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Builtins returns the built-in presets, sorted by name.
-func Builtins() ([]*Preset, error) {
+// decodeBuiltin reads a built-in preset file. The files are JSON so that
+// loading them costs a few microseconds in a process that lives for one
+// CPA tick; unknown keys are rejected as in Parse.
+func decodeBuiltin(name string) (*Preset, error) {
+	b, err := serverFiles.ReadFile(path.Join("servers", name+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading preset %s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p Preset
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
+	}
+	return &p, nil
+}
+
+// BuiltinNames lists the built-in presets' names (the servers/ file
+// names), sorted, without parsing them.
+func BuiltinNames() []string {
 	entries, err := fs.ReadDir(serverFiles, "servers")
 	if err != nil {
-		return nil, fmt.Errorf("reading built-in presets: %w", err)
+		return nil
 	}
-	out := make([]*Preset, 0, len(entries))
+	out := make([]string, 0, len(entries))
 	for _, e := range entries {
-		b, err := serverFiles.ReadFile(path.Join("servers", e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("reading preset %s: %w", e.Name(), err)
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			out = append(out, n)
 		}
-		p, err := Parse(b)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Builtin loads the built-in preset called name.
+func Builtin(name string) (*Preset, error) {
+	for _, n := range BuiltinNames() {
+		if n == name {
+			return decodeBuiltin(name)
+		}
+	}
+	return nil, fmt.Errorf("unknown server preset %q (known: %s)", name, strings.Join(BuiltinNames(), ", "))
+}
+
+// Builtins returns the built-in presets, sorted by name.
+func Builtins() ([]*Preset, error) {
+	names := BuiltinNames()
+	out := make([]*Preset, 0, len(names))
+	for _, n := range names {
+		p, err := decodeBuiltin(n)
 		if err != nil {
-			return nil, fmt.Errorf("built-in preset %s: %w", e.Name(), err)
+			return nil, err
+		}
+		if p.Name != n {
+			return nil, fmt.Errorf("built-in preset file %s.json names itself %q", n, p.Name)
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
@@ -178,6 +222,23 @@ func Find(ps []*Preset, name string) (*Preset, error) {
 		}
 	}
 	return nil, fmt.Errorf("unknown server preset %q (known: %s)", name, strings.Join(Names(ps), ", "))
+}
+
+// Wanted is the set of family names the presets read or detect with:
+// what a scrape must keep.
+func Wanted(ps ...*Preset) expo.Wanted {
+	w := expo.Wanted{}
+	for _, p := range ps {
+		for _, n := range p.Detect {
+			w[n] = true
+		}
+		for _, r := range p.Signals {
+			for _, n := range r.Families {
+				w[n] = true
+			}
+		}
+	}
+	return w
 }
 
 // ErrNotDetected is returned when no preset's marker families are present.

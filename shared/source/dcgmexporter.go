@@ -45,7 +45,11 @@ func (d *DCGMExporter) ReadGPU(ctx context.Context, in *podinfo.Info) *signal.GP
 		g.Error = fmt.Sprintf("dcgm-exporter URL: %v", err)
 		return g
 	}
-	fams, err := d.Scraper.Fetch(ctx, u)
+	want := expo.Wanted{}
+	for _, f := range dcgmExporterFields() {
+		want[f.name] = true
+	}
+	fams, err := d.Scraper.Fetch(ctx, u, want)
 	if err != nil {
 		g.Error = fmt.Sprintf("dcgm-exporter: %v", err)
 		return g

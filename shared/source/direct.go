@@ -49,6 +49,14 @@ func (d *Direct) Read(ctx context.Context, in *podinfo.Info, pod *signal.Pod) {
 	p.Apply(fams, pod)
 }
 
+// wanted is the set of families the mapping (or detection) can use.
+func (d *Direct) wanted() expo.Wanted {
+	if d.Preset != nil {
+		return preset.Wanted(d.Preset)
+	}
+	return preset.Wanted(d.Presets...)
+}
+
 func (d *Direct) fetch(ctx context.Context, in *podinfo.Info) (expo.Families, error) {
 	port := d.Port
 	if d.PortName != "" {
@@ -60,7 +68,7 @@ func (d *Direct) fetch(ctx context.Context, in *podinfo.Info) (expo.Families, er
 	if err != nil {
 		return nil, fmt.Errorf("metrics URL: %w", err)
 	}
-	fams, err := d.Scraper.Fetch(ctx, u)
+	fams, err := d.Scraper.Fetch(ctx, u, d.wanted())
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("scraping %s: timed out: %w", u, err)

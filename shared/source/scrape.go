@@ -6,7 +6,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,9 +93,10 @@ func URL(ip netip.Addr, port int, path string) (string, error) {
 	return u.String(), nil
 }
 
-// Fetch GETs url and parses the exposition. Errors name the URL and say
-// whether it was the connection, the status, the size or the body.
-func (s *Scraper) Fetch(ctx context.Context, target string) (expo.Families, error) {
+// Fetch GETs url and parses the exposition, keeping only the families in
+// want (nil: all). Errors name the URL and say whether it was the
+// connection, the status, the size or the body.
+func (s *Scraper) Fetch(ctx context.Context, target string, want expo.Wanted) (expo.Families, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, fmt.Errorf("building request for %s: %w", target, err)
@@ -118,7 +118,7 @@ func (s *Scraper) Fetch(ctx context.Context, target string) (expo.Families, erro
 	if int64(len(body)) > s.MaxBytes {
 		return nil, fmt.Errorf("scraping %s: body larger than %d bytes", target, s.MaxBytes)
 	}
-	fams, err := expo.Parse(bytes.NewReader(body), resp.Header.Get("Content-Type"))
+	fams, err := expo.ParseWanted(body, resp.Header.Get("Content-Type"), want)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", target, err)
 	}

@@ -112,4 +112,3 @@ func nameToken(b []byte) []byte {
 	}
 	return b
 }
-

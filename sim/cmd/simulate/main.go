@@ -11,11 +11,16 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
+
+	"github.com/inferscale/inferscale/sim/runner"
 )
 
 func main() {
@@ -35,7 +40,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|policies [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -47,10 +52,44 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdSweep(ctx, args[1:], log)
 	case "tune":
 		return cmdTune(ctx, args[1:], log)
+	case "policies":
+		return cmdPolicies(os.Stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|policies [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune or demo)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo or policies)\n", args[0])
 	return errUsage
+}
+
+// parseErr maps flag parsing errors: -h is not a failure.
+func parseErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return errUsage
+}
+
+// cmdPolicies lists every policy with its tunables.
+func cmdPolicies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tparameter\tdefault\trange")
+	for _, name := range runner.Names() {
+		ps, err := runner.Tunables(name, nil)
+		if err != nil {
+			return err
+		}
+		for i, p := range ps {
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%g\t[%g, %g]\n", label, p.Name, p.Default, p.Min, p.Max)
+		}
+		if len(ps) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t\t\n", name)
+		}
+	}
+	fmt.Fprintln(tw, "oracle\t(computed: clairvoyant, -oracle)\t\t")
+	return tw.Flush()
 }

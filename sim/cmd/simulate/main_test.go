@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,21 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		if err := dispatch(ctx, args, quietLog()); err == nil {
 			t.Errorf("simulate %v: accepted", args)
 		}
+	}
+}
+
+func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
+	var b strings.Builder
+	if err := cmdPolicies(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"inferscale", "queueTarget", "hpa-queue", "kpa", "oracle"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("policies output lacks %q", want)
+		}
+	}
+	if err := dispatch(context.Background(), []string{"run", "-h"}, quietLog()); err != nil {
+		t.Errorf("run -h: %v", err)
 	}
 }
 

@@ -34,7 +34,7 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 		fs.Lookup("png").DefValue = *png
 	}
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseErr(err)
 	}
 	cfg, err := c.engineConfig()
 	if err != nil {

@@ -26,7 +26,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	policies := fs.String("policies", "inferscale;hpa-queue;keda-queue;kpa", "policies separated by ';'")
 	withOracle := fs.Bool("oracle", true, "search the oracle at each value (×oracle column)")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseErr(err)
 	}
 	opts, err := c.options()
 	if err != nil {

@@ -21,7 +21,7 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 	grid := fs.Int("grid", 7, "values per parameter per pass")
 	passes := fs.Int("passes", 2, "coordinate-descent passes")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return parseErr(err)
 	}
 	cfg, err := c.engineConfig()
 	if err != nil {

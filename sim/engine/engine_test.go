@@ -329,3 +329,51 @@ func TestInfeasibleRequestsAreCountedAndNeverMeetTheSLO(t *testing.T) {
 		t.Errorf("feasible attainment %.2f with %d of 1 feasible met", res.FeasibleTTFTAttainment(), res.TTFTMet)
 	}
 }
+
+func TestHeldRequestsWaitForAReadyPodOrAreRejected(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MinReplicas, cfg.InitialReplicas = 0, 0
+	cfg.HoldTimeoutSeconds = 40
+	cfg.Startup = Startup{PendingSeconds: 0, MedianSeconds: 60, Sigma: 0}
+	// t=1 s: held until the pod asked for at t=15 s is Ready at 75 s: 74 s > 40 s, rejected.
+	// t=50 s: held 25 s, dispatched at 75 s.
+	src := &sliceSource{reqs: []workload.Request{
+		{Arrival: time.Second, InputTokens: 100, OutputTokens: 2},
+		{Arrival: 50 * time.Second, InputTokens: 100, OutputTokens: 2},
+	}}
+	res, err := Run(context.Background(), cfg, src, fixed{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RejectedNoReplica != 1 || res.Completed != 1 {
+		t.Fatalf("rejected %d completed %d; want 1 and 1", res.RejectedNoReplica, res.Completed)
+	}
+	if got := float64(res.TTFT[1]); got < 25 || got > 25.1 {
+		t.Errorf("second request's TTFT %.2fs, want ≈25 s (held until the pod was Ready)", got)
+	}
+}
+
+func TestDrainFinishesShortRequestsAndKillsLongOnes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.InitialReplicas = 2
+	cfg.DrainGraceSeconds = 10
+	// Two long requests (one per pod, least outstanding), then the policy
+	// drops to 1 pod at t=15 s: the newest-ready pod drains and its request,
+	// needing ~60 s of decoding, is killed at t=25 s. The other finishes.
+	src := &sliceSource{reqs: []workload.Request{
+		{Arrival: time.Second, InputTokens: 100, OutputTokens: 8000},
+		{Arrival: 2 * time.Second, InputTokens: 100, OutputTokens: 8000},
+	}}
+	res, err := Run(context.Background(), cfg, src, fixed{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Killed != 1 || res.Completed != 1 {
+		t.Fatalf("killed %d completed %d; want 1 and 1", res.Killed, res.Completed)
+	}
+	// GPU time: the survivor runs to the end, the drained pod to t=25 s.
+	want := res.EndSeconds + 25
+	if math.Abs(res.GPUSeconds-want) > 1e-6 {
+		t.Errorf("GPU seconds %.3f, want %.3f", res.GPUSeconds, want)
+	}
+}

@@ -251,7 +251,11 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 		st.LastQueue = nil
 	}
 	for _, f := range fleetQ {
-		applyFleet(&v, f)
+		applyFleet(&v, f, opt.StaleAfter)
+	}
+	if len(fleetQ) > 0 && rateN == 0 && v.ArrivalRate != nil {
+		// Per-resource mode: the source's own rate feeds the trend.
+		st.AddRate(state.RateSample{At: now, RPS: *v.ArrivalRate}, max(opt.TrendWindow, opt.PeakWindow))
 	}
 	for _, r := range st.Rates {
 		if age := now.Sub(r.At); age >= 0 && age <= opt.PeakWindow && (v.RatePeak == nil || r.RPS > *v.RatePeak) {
@@ -395,7 +399,7 @@ func trend(rs []state.RateSample, now time.Time, window time.Duration) (slope, l
 
 // applyFleet fills the view from a per-resource fleet report where the
 // per-pod readings did not.
-func applyFleet(v *View, f *signal.Fleet) {
+func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 	if f.ReadyPods != nil && v.Ready == 0 {
 		v.Ready = *f.ReadyPods
 	}
@@ -437,7 +441,7 @@ func applyFleet(v *View, f *signal.Fleet) {
 		v.Missing++
 		v.MissingNames = append(v.MissingNames, "fleet")
 	}
-	if f.StalenessSeconds != nil && *f.StalenessSeconds > 90 {
+	if f.StalenessSeconds != nil && staleAfter > 0 && *f.StalenessSeconds > staleAfter.Seconds() {
 		v.Missing++
 		v.MissingNames = append(v.MissingNames, "fleet(stale)")
 	}

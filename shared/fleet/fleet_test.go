@@ -192,3 +192,26 @@ func TestHistDeltaLayoutChange(t *testing.T) {
 		t.Errorf("merged %+v", acc)
 	}
 }
+
+func TestFleetReportFeedsViewAndTrend(t *testing.T) {
+	st := state.New()
+	ready, starting := 3, 1
+	var v View
+	for i := 0; i < 4; i++ {
+		at := t0.Add(time.Duration(i) * 15 * time.Second)
+		f := &signal.Fleet{Source: "prometheus", ReadyPods: &ready, StartingPods: &starting, Waiting: signal.F(6), Running: signal.F(90),
+			KVCacheMean: signal.F(0.5), KVCacheMax: signal.F(0.7), TTFTQuantiles: map[string]float64{"0.95": 0.8, "0.99": 1.5},
+			ArrivalRate: signal.F(10 + float64(i)), StalenessSeconds: signal.F(5)}
+		v = Aggregate(Input{Reports: []*signal.Report{{Version: signal.Version, ScrapeTime: at, Fleet: f}}}, st, DefaultOptions(), at)
+	}
+	if v.Ready != 3 || v.Starting != 1 || v.Waiting != 6 || *v.KVMax != 0.7 || *v.TTFTP95 != 0.8 || v.Missing != 0 {
+		t.Fatalf("view %+v", v)
+	}
+	if v.RateTrend == nil || math.Abs(*v.RateTrend-1.0/15) > 1e-9 {
+		t.Fatalf("trend %v, want 1/15 per s", v.RateTrend)
+	}
+	stale := &signal.Fleet{Source: "prometheus", Waiting: signal.F(1), StalenessSeconds: signal.F(300)}
+	if v := Aggregate(Input{Reports: []*signal.Report{{Version: signal.Version, Fleet: stale}}}, st, DefaultOptions(), t0); v.Missing == 0 {
+		t.Fatal("a stale fleet report must count as missing")
+	}
+}

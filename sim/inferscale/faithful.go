@@ -284,6 +284,8 @@ func (f *Faithful) exec(bin string, stdin []byte, env []string) ([]byte, error) 
 	ctx, cancel := context.WithTimeout(context.Background(), f.opt.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
+	ownGroup(cmd)
+	cmd.WaitDelay = time.Second
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer

@@ -49,6 +49,7 @@ type Faithful struct {
 	stateDir string
 	post     postEvaluate
 
+	block   byte // pods live in 127.block.0.0/16
 	mu      sync.Mutex
 	servers map[int]*podServer
 	closed  bool
@@ -111,12 +112,38 @@ func NewFaithful(opt FaithfulOptions) (*Faithful, error) {
 		}
 		*b.dst = p
 	}
+	block, err := freeBlock()
+	if err != nil {
+		return nil, err
+	}
+	f.block = block
 	dir, err := os.MkdirTemp("", "inferscale-sim-state-")
 	if err != nil {
 		return nil, fmt.Errorf("faithful mode: state directory: %w", err)
 	}
 	f.stateDir = dir
 	return f, nil
+}
+
+// freeBlock finds a 127.b.0.0/16 block whose first pod address is free on
+// the metrics port, so that concurrent faithful runs (tests, demos) do not
+// collide. It starts from a block derived from the process id.
+func freeBlock() (byte, error) {
+	start := os.Getpid() % 250
+	var last error
+	for i := 0; i < 250; i++ {
+		b := byte(1 + (start+i)%250)
+		ln, err := net.Listen("tcp", net.JoinHostPort(PodIPIn(b, 0).String(), strconv.Itoa(MetricsPort)))
+		if err != nil {
+			last = err
+			continue
+		}
+		if err := ln.Close(); err != nil {
+			return 0, fmt.Errorf("faithful mode: %w", err)
+		}
+		return b, nil
+	}
+	return 0, fmt.Errorf("faithful mode: no free 127.x.0.1:%d address for the simulated pods: %w", MetricsPort, last)
 }
 
 func errOr(err error) error {
@@ -158,7 +185,7 @@ func (f *Faithful) Close() error {
 func (f *Faithful) serve(pv scaler.PodView) error {
 	s, ok := f.servers[pv.Serial]
 	if !ok {
-		addr := net.JoinHostPort(PodIP(pv.Serial).String(), strconv.Itoa(MetricsPort))
+		addr := net.JoinHostPort(PodIPIn(f.block, pv.Serial).String(), strconv.Itoa(MetricsPort))
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("pod %s endpoint %s: %w", pv.Name, addr, err)
@@ -208,7 +235,7 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 	// Metric stage: once per pod, in list (name) order.
 	var metrics []*cpa.ResourceMetric
 	for _, pv := range obs.Pods {
-		pod, err := PodJSON(pv)
+		pod, err := PodJSONIn(f.block, pv)
 		if err != nil {
 			return 0, err
 		}

@@ -101,7 +101,7 @@ func TestPodJSONAndReportMatchTheLifecycle(t *testing.T) {
 			t.Errorf("%s: startup %v, want 61 s", c.pv.Name, p.StartupSeconds)
 		}
 	}
-	if PodIP(0).String() != "127.1.0.1" || PodIP(70000).String() != "127.2.17.113" {
-		t.Errorf("pod IPs %s %s", PodIP(0), PodIP(70000))
+	if PodIP(0).String() != "127.1.0.1" || PodIPIn(9, 300).String() != "127.9.1.45" {
+		t.Errorf("pod IPs %s %s", PodIP(0), PodIPIn(9, 300))
 	}
 }

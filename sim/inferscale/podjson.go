@@ -29,19 +29,29 @@ const (
 	AppName   = "llm"
 )
 
-// PodIP gives pod number idx (its name's serial) a loopback address:
-// 127.1.x.y is local on Linux without any set-up.
-func PodIP(idx int) netip.Addr {
-	idx++
-	return netip.AddrFrom4([4]byte{127, byte(1 + idx/65536), byte(idx / 256 % 256), byte(idx % 256)})
+// DefaultBlock is the second octet of the simulated pods' addresses.
+const DefaultBlock = 1
+
+// PodIP gives pod number idx (its name's serial) the loopback address
+// 127.DefaultBlock.x.y: every 127/8 address is local on Linux.
+func PodIP(idx int) netip.Addr { return PodIPIn(DefaultBlock, idx) }
+
+// PodIPIn is PodIP within 127.block.0.0/16 (65,535 pods; a faithful run
+// picks a block no other run is using).
+func PodIPIn(block byte, idx int) netip.Addr {
+	idx = idx%65535 + 1
+	return netip.AddrFrom4([4]byte{127, block, byte(idx / 256), byte(idx % 256)})
 }
 
 // kubeTime is how the API server writes timestamps: RFC 3339, whole seconds.
 func kubeTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // PodJSON is the pod object CPA hands the metric stage (a Pod without
-// kind/apiVersion).
-func PodJSON(pv scaler.PodView) ([]byte, error) {
+// kind/apiVersion), its addresses in 127.DefaultBlock/16.
+func PodJSON(pv scaler.PodView) ([]byte, error) { return PodJSONIn(DefaultBlock, pv) }
+
+// PodJSONIn is PodJSON with addresses in 127.block/16.
+func PodJSONIn(block byte, pv scaler.PodView) ([]byte, error) {
 	idx := pv.Serial
 	type cond struct {
 		Type               string `json:"type"`
@@ -67,10 +77,10 @@ func PodJSON(pv scaler.PodView) ([]byte, error) {
 		started := pv.CreatedAt
 		spec["nodeName"] = fmt.Sprintf("gpu-node-%03d", idx)
 		status["phase"] = "Running"
-		status["podIP"] = PodIP(idx).String()
+		status["podIP"] = PodIPIn(block, idx).String()
 		// Every simulated pod has a node (and so a dcgm-exporter) of its
 		// own, on its own loopback address.
-		status["hostIP"] = PodIP(idx).String()
+		status["hostIP"] = PodIPIn(block, idx).String()
 		status["startTime"] = kubeTime(started)
 		ready := cond{Type: "Ready", Status: "False", LastTransitionTime: kubeTime(started)}
 		if !pv.ReadyAt.IsZero() {

@@ -106,3 +106,23 @@ func TestPlotWritesAPNG(t *testing.T) {
 		t.Error("unwritable path accepted")
 	}
 }
+
+func TestPlotSweepWritesAPNG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.png")
+	r := Summarise(result(), 0.99)
+	series := map[string][]SweepPoint{"p": {{Value: 0, Row: r}, {Value: 60, Row: r}}}
+	if err := PlotSweep(path, "t", "startup (s)", 0.99, series, []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if err := PlotSweep(path, "t", "x", 0.99, nil, nil); err == nil {
+		t.Error("empty sweep accepted")
+	}
+}

@@ -25,6 +25,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	values := fs.String("values", "0,30,60,90,120,180,240,300", "comma-separated values")
 	policies := fs.String("policies", "inferscale;hpa-queue;keda-queue;kpa", "policies separated by ';'")
 	withOracle := fs.Bool("oracle", true, "search the oracle at each value (×oracle column)")
+	png := fs.String("png", "", "write attainment and GPU-hours ÷ oracle against the swept value to this PNG")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
@@ -58,8 +59,10 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 			return err
 		}
 	}
+	series := map[string][]report.SweepPoint{}
+	var order []string
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tpolicy\tTTFT ok\tp99 TTFT\tGPU-h\t×oracle\tkilled\tscale ev\tflaps\t\n", *what)
+	fmt.Fprintf(tw, "%s\tpolicy\tTTFT ok\tof feasible\tp99 TTFT\tGPU-h\t×oracle\tkilled\tscale ev\tflaps\t\n", *what)
 	for _, v := range vals {
 		cc := c
 		switch *what {
@@ -110,15 +113,29 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 		}
 		report.SetOracle(rows, orcGPU)
 		for _, r := range rows {
+			if _, seen := series[r.Policy]; !seen {
+				order = append(order, r.Policy)
+			}
+			series[r.Policy] = append(series[r.Policy], report.SweepPoint{Value: v, Row: r})
 			ratio := "-"
 			if orcGPU > 0 {
 				ratio = fmt.Sprintf("%.2f", r.VsOracle)
 			}
-			fmt.Fprintf(tw, "%g\t%s\t%.2f%%\t%.1fs\t%.2f\t%s\t%d\t%d\t%d\t\n", v, r.Policy, 100*r.TTFTAttainment, r.TTFTP99, r.GPUHours, ratio, r.Killed, r.ScaleEvents, r.Flaps)
+			fmt.Fprintf(tw, "%g\t%s\t%.2f%%\t%.2f%%\t%.1fs\t%.2f\t%s\t%d\t%d\t%d\t\n", v, r.Policy, 100*r.TTFTAttainment, 100*r.FeasibleAttainment, r.TTFTP99, r.GPUHours, ratio, r.Killed, r.ScaleEvents, r.Flaps)
 		}
 		log.Info("sweep point done", *what, v)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *png != "" {
+		xlabel := map[string]string{"startup": "median pod startup (s)", "lag": "metric lag (s)", "burst": "burst amplitude (× base rate)"}[*what]
+		if err := report.PlotSweep(*png, fmt.Sprintf("%s — sweep of %s", c.trace, *what), xlabel, c.target, series, order); err != nil {
+			return err
+		}
+		fmt.Printf("picture: %s\n", *png)
+	}
+	return nil
 }
 
 func drain(src workload.Source) ([]workload.Request, error) {

@@ -47,6 +47,7 @@ type Config struct {
 	LatencyLowFraction float64       // latencyLowFraction, default 0.7 (low-water = SLO x this)
 	LatencyMinRequests float64       // latencyMinRequests, default 5 (fewer finished requests: no quantile)
 	P99Baseline        time.Duration // p99Baseline, default 1s; TTFT p99 above 2x with nothing else wrong is an alert
+	LatencyNeedsLoad   bool          // latencyNeedsLoad, default true: a breach with nothing queueing does not scale
 
 	// Demand and startup compensation.
 	StartupCompensation bool          // startupCompensation, default true
@@ -101,7 +102,7 @@ func Default() Config {
 		KVHigh: 0.9, KVTarget: 0.8, KVLowWater: 0.5,
 		GPUTarget: 0.75, GPULowWater: 0.2,
 		TTFTSLO: 2 * time.Second, LatencyMaxFactor: 2, LatencyLowFraction: 0.7, LatencyMinRequests: 5,
-		P99Baseline:         time.Second,
+		P99Baseline: time.Second, LatencyNeedsLoad: true,
 		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, PeakWindow: 2 * time.Minute, DefaultStartup: 90 * time.Second,
 		ModerateFactor: 1.3, DecisiveMaxPods: 4, DecisiveMaxFraction: 0.5, MaxScaleDownFraction: 0.5,
 		Tolerance:       0.1,
@@ -116,7 +117,7 @@ func Default() Config {
 // Keys lists every config key FromSource reads.
 var Keys = []string{"minReplicas", "maxReplicas", "configPath", "queueTarget", "queueIncludesRunning", "queueLowWater",
 	"maxNumSeqs", "batchTarget", "kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
-	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "startupCompensation", "podCapacityRPS", "maxGrowth", "peakWindow",
+	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "latencyNeedsLoad", "startupCompensation", "podCapacityRPS", "maxGrowth", "peakWindow",
 	"capacityTarget", "defaultStartup", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
 	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "urgentBypassesCooldown", "scaleDownCooldown", "upStabilization",
 	"downStabilization", "ewmaAlpha", "staleAfter", "trendWindow", "scheduleFloors", "predictiveFloor",
@@ -143,6 +144,7 @@ func FromSource(s *config.Source) (Config, error) {
 	c.LatencyLowFraction = s.Float("latencyLowFraction", d.LatencyLowFraction, 0, 1)
 	c.LatencyMinRequests = s.Float("latencyMinRequests", d.LatencyMinRequests, 0, 1e9)
 	c.P99Baseline = s.Duration("p99Baseline", d.P99Baseline, 0, 24*time.Hour)
+	c.LatencyNeedsLoad = s.Bool("latencyNeedsLoad", d.LatencyNeedsLoad)
 	c.StartupCompensation = s.Bool("startupCompensation", d.StartupCompensation)
 	c.PodCapacityRPS = s.Float("podCapacityRPS", d.PodCapacityRPS, 0, 1e6)
 	c.MaxGrowth = s.Float("maxGrowth", d.MaxGrowth, 1, 100)

@@ -213,6 +213,14 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 			gpu.Proposal = ceilInt(float64(base) * *v.GPUUtilEWMA / cfg.GPUTarget)
 		}
 	}
+	// TTFT is mostly queueing: a latency breach with nothing waiting and
+	// batch and KV within target is not load-driven (long prompts, a slow
+	// model) and more replicas would not fix it.
+	if cfg.LatencyNeedsLoad && lat.Over && q.Low && !batch.Over && !kv.Over {
+		lat.Over, lat.Proposal = false, 0
+		lat.Note += " with nothing waiting: not load-driven"
+		d.alert("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", lat.Note)
+	}
 	d.Rules = []Rule{q, batch, kv, lat, dem, gpu}
 
 	rec := current

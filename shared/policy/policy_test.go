@@ -102,6 +102,7 @@ func TestSeed000RuleDAfterWindow(t *testing.T) {
 func TestSeed004HeadroomAndSLO(t *testing.T) {
 	cfg := Default()
 	cfg.TTFTSLO = 60 * time.Millisecond
+	cfg.LatencyNeedsLoad = false // seed 004's edge service exposes no queue: latency is its load signal
 	v := fleet.View{Ready: 4, GPUUtilEWMA: p(0.9), StartupSeconds: 10}
 	d := Decide(v, state.New(), cfg, 4, t0)
 	if d.Target != 4 || !hasReason(d, "never moves replicas") {
@@ -386,5 +387,19 @@ func TestPolicyExamplesLoad(t *testing.T) {
 		if name == "vllm-h100-slo2s.yaml" && (cfg.PodCapacityRPS != 9 || len(cfg.ScheduleFloors) != 1) {
 			t.Errorf("%s not applied: %+v", name, cfg)
 		}
+	}
+}
+
+// A TTFT breach with nothing queueing (long prompts) is an alert, not a
+// scale: more replicas would not shorten a prefill.
+func TestLatencyWithoutQueueingDoesNotScale(t *testing.T) {
+	v := fleet.View{Ready: 4, Running: 8, KVMean: p(0.1), TTFTP95: p(3.5), TTFTP99: p(6), LatencyRequests: 50, StartupSeconds: 60}
+	d := Decide(v, state.New(), Default(), 4, t0)
+	if d.Target != 4 || len(d.Alerts) == 0 || !strings.Contains(d.Alerts[0], "would not help") {
+		t.Fatalf("target %d alerts %q", d.Target, d.Alerts)
+	}
+	v.Waiting = 12 // 3 per pod: now the queue explains it
+	if d := Decide(v, state.New(), Default(), 4, t0); d.Target <= 4 {
+		t.Fatalf("with a queue: target %d, want a scale-up; reasons %q", d.Target, d.Reasons)
 	}
 }

@@ -168,6 +168,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("vllm:num_requests_waiting{model_name=\"x\"} 3\n"))
 	f.Add([]byte("# HELP x\n# TYPE x gauge\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The filtered parse must never panic and never keep an unwanted family.
+		if part, err := expo.ParseWanted(b, "text/plain", expo.Wanted{"a": true, "vllm:num_requests_waiting": true}); err == nil {
+			for n := range part {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
+				if base != "a" && base != "vllm:num_requests_waiting" {
+					t.Fatalf("kept unwanted family %q", n)
+				}
+			}
+		}
 		fams, err := expo.Parse(bytes.NewReader(b), "text/plain")
 		if err != nil {
 			return

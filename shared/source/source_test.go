@@ -150,6 +150,20 @@ func TestFullVLLMV1Page(t *testing.T) {
 	}
 }
 
+func TestOpenMetricsOverHTTP(t *testing.T) {
+	body := "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} 4.0\n" +
+		"# TYPE vllm:request_success counter\nvllm:request_success_total{finished_reason=\"stop\",model_name=\"m\"} 9.0\n" +
+		"vllm:request_success_created{finished_reason=\"stop\",model_name=\"m\"} 1.7e+09\n# EOF\n"
+	port := serve(t, "/metrics", "application/openmetrics-text; version=1.0.0; charset=utf-8", []byte(body))
+	p, err := collector(t, port, "/metrics").Pod(context.Background(), podJSON("127.0.0.1"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Error != "" || p.Server != "vllm" || *p.Waiting != 4 || p.RequestsTotal == nil || *p.RequestsTotal != 9 {
+		t.Errorf("pod = %+v", p)
+	}
+}
+
 func TestFailuresAreRecordedNotFatal(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

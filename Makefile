@@ -58,14 +58,18 @@ bench-sim:
 build-dcgm:
 	CGO_ENABLED=1 $(GO) build -trimpath -tags dcgm -o $(BIN)/metric-dcgm ./metric
 
-## test-dcgm: the dcgm-tagged source tests, and bin/metric-dcgm starting here and
-## reporting DCGM's absence in its output while the other signals stay intact
+## test-dcgm: the dcgm-tagged source tests; bin/metric-dcgm starting here (glibc) and
+## reporting DCGM's absence in its output while the other signals stay intact; bin/metric static
+## (runs on musl/Alpine) and starting
 test-dcgm: build-dcgm
-	CGO_ENABLED=1 $(GO) test -count=1 -tags dcgm ./shared/source/...
+	CGO_ENABLED=1 $(GO) test -count=1 -tags dcgm -run DCGM ./shared/source/...
 	@out=$$(gpuSource=dcgm INFERSCALE_NOW=2026-11-29T21:00:00Z $(BIN)/metric-dcgm < examples/metric/pod-pending.json) && \
 	  echo "$$out" | grep -q '"ageSeconds":30' && \
 	  { echo "$$out" | grep -q 'libdcgm.so.4' || test -e /usr/lib/x86_64-linux-gnu/libdcgm.so.4; } || \
 	  { echo "metric-dcgm output unexpected: $$out"; exit 1; }
+	@out=$$(INFERSCALE_NOW=2026-11-29T21:00:00Z $(BIN)/metric < examples/metric/pod-pending.json) && \
+	  echo "$$out" | grep -q '"ageSeconds":30' && ! ldd $(BIN)/metric >/dev/null 2>&1 || \
+	  { echo "bin/metric must be static and start here: $$out"; exit 1; }
 
 ## image: the container images (needs a Docker engine): $(IMAGE):$(TAG) (Alpine CPA base, pure-Go static
 ## binaries) and $(IMAGE):$(TAG)-dcgm (glibc, metric built with -tags dcgm)

@@ -61,7 +61,7 @@ build-dcgm:
 ## test-dcgm: the dcgm-tagged source tests; bin/metric-dcgm starting here (glibc) and
 ## reporting DCGM's absence in its output while the other signals stay intact; bin/metric static
 ## (runs on musl/Alpine) and starting
-test-dcgm: build-dcgm
+test-dcgm: build build-dcgm
 	CGO_ENABLED=1 $(GO) test -count=1 -tags dcgm -run DCGM ./shared/source/...
 	@out=$$(gpuSource=dcgm INFERSCALE_NOW=2026-11-29T21:00:00Z $(BIN)/metric-dcgm < examples/metric/pod-pending.json) && \
 	  echo "$$out" | grep -q '"ageSeconds":30' && \

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -152,58 +153,86 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		}
 		return name + "{" + strings.Join(parts, ",") + "}"
 	}
-	scalar := func(label, q string, scale float64) *float64 {
-		v, err := p.scalar(ctx, q, now)
-		if err != nil {
-			f.Errors = append(f.Errors, fmt.Sprintf("%s: %v", label, err))
-			return nil
-		}
-		if v == nil {
-			return nil
-		}
-		return signal.F(*v * scale)
+	// Queries are collected first and run concurrently (at most
+	// maxConcurrentQueries at a time) so that the round fits scrapeTimeout.
+	var jobs []queryJob
+	add := func(label, q string, scale float64, set func(float64)) {
+		jobs = append(jobs, queryJob{label: label, q: q, scale: scale, set: set})
 	}
 	if n, r, ok := fam(preset.Waiting); ok {
-		f.Waiting = scalar("waiting", "sum("+sel(n, r)+")", r.Factor())
-		f.StalenessSeconds = scalar("staleness", "time() - max(timestamp("+sel(n, r)+"))", 1)
+		add("waiting", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Waiting = signal.F(v) })
+		add("staleness", "time() - max(timestamp("+sel(n, r)+"))", 1, func(v float64) { f.StalenessSeconds = signal.F(v) })
 	}
 	if n, r, ok := fam(preset.Running); ok {
-		f.Running = scalar("running", "sum("+sel(n, r)+")", r.Factor())
+		add("running", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Running = signal.F(v) })
 	}
 	if n, r, ok := fam(preset.KVCacheUsage); ok {
-		f.KVCacheMean = scalar("kvCacheMean", "avg("+sel(n, r)+")", r.Factor())
-		f.KVCacheMax = scalar("kvCacheMax", "max("+sel(n, r)+")", r.Factor())
+		add("kvCacheMean", "avg("+sel(n, r)+")", r.Factor(), func(v float64) { f.KVCacheMean = signal.F(v) })
+		add("kvCacheMax", "max("+sel(n, r)+")", r.Factor(), func(v float64) { f.KVCacheMax = signal.F(v) })
 	}
 	if n, r, ok := fam(preset.GPUUtilization); ok {
-		f.GPUUtilMean = scalar("gpuUtilMean", "avg("+sel(n, r)+")", r.Factor())
+		add("gpuUtilMean", "avg("+sel(n, r)+")", r.Factor(), func(v float64) { f.GPUUtilMean = signal.F(v) })
 	}
 	w := model.Duration(p.Window).String()
-	quantiles := func(label string, sig string) map[string]float64 {
+	quantiles := func(label, sig string, dst *map[string]float64) {
 		n, r, ok := fam(sig)
 		if !ok {
-			return nil
+			return
 		}
-		out := map[string]float64{}
 		for _, q := range p.Quantiles {
 			qs := strconv.FormatFloat(q, 'f', -1, 64)
-			v := scalar(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor())
-			if v != nil {
-				out[qs] = *v
-			}
+			add(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor(),
+				func(v float64) {
+					if *dst == nil {
+						*dst = map[string]float64{}
+					}
+					(*dst)[qs] = v
+				})
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
 	}
-	f.TTFTQuantiles = quantiles("ttft", preset.TTFT)
-	f.E2EQuantiles = quantiles("e2e", preset.E2E)
+	quantiles("ttft", preset.TTFT, &f.TTFTQuantiles)
+	quantiles("e2e", preset.E2E, &f.E2EQuantiles)
 	if n, r, ok := fam(preset.RequestsTotal); ok {
-		f.ArrivalRate = scalar("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1)
+		add("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
 	} else if n, r, ok := fam(preset.E2E); ok {
-		f.ArrivalRate = scalar("arrivalRate", "sum(rate("+sel(n+"_count", r)+"["+w+"]))", 1)
+		add("arrivalRate", "sum(rate("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
+	}
+	p.run(ctx, now, jobs)
+	for _, j := range jobs {
+		switch {
+		case j.err != nil:
+			f.Errors = append(f.Errors, fmt.Sprintf("%s: %v", j.label, j.err))
+		case j.val != nil:
+			j.set(*j.val * j.scale)
+		}
 	}
 	return f
+}
+
+const maxConcurrentQueries = 8
+
+// queryJob is one PromQL query of a fleet round and where its value goes.
+type queryJob struct {
+	label, q string
+	scale    float64
+	set      func(float64)
+	val      *float64
+	err      error
+}
+
+// run executes the jobs concurrently, filling val and err.
+func (p *Prometheus) run(ctx context.Context, now time.Time, jobs []queryJob) {
+	sem := make(chan struct{}, maxConcurrentQueries)
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			jobs[i].val, jobs[i].err = p.scalar(ctx, jobs[i].q, now)
+		}()
+	}
+	wg.Wait()
 }
 
 // presentFamilies asks which mapped families have series under the matchers.

@@ -217,7 +217,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	// batch and KV within target is not load-driven (long prompts, a slow
 	// model) and more replicas would not fix it.
 	if cfg.LatencyNeedsLoad && lat.Over && q.Low && !batch.Over && !kv.Over {
-		lat.Over, lat.Proposal = false, 0
+		// Nor does it block a scale-down: removals are judged on the
+		// queue, batch, KV and demand headroom.
+		lat.Over, lat.Proposal, lat.Low = false, 0, true
 		lat.Note += " with nothing waiting: not load-driven"
 		d.alert("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", lat.Note)
 	}

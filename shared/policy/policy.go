@@ -54,7 +54,9 @@ type Decision struct {
 	// Recommendation is the count before stabilisation, cooldowns and floors;
 	// the state keeps it for the stabilisation windows.
 	Recommendation int `json:"recommendation"`
-	// Need is the reactive need (before floors), recorded for the predictive floor.
+	// Need is the reactive need (before floors and windows: the demand
+	// model's count when nothing is over threshold), recorded for the
+	// predictive floor.
 	Need int `json:"need"`
 	// Urgent is true when requests are already queueing or missing the SLO,
 	// another signal agrees and no pod is starting: the scale-up cooldown
@@ -277,6 +279,11 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	}
 	d.Recommendation = rec
 	d.Need = rec
+	if d.Signals == 0 && needed >= 0 && needed < rec {
+		// Holding more than the demand needs (windows, cooldowns) is not a
+		// need the predictive floor should remember.
+		d.Need = needed
+	}
 	// Pods still starting are the previous step's effect on its way:
 	// waiting for them is what the cooldown is for.
 	d.Urgent = cfg.UrgentBypassesCooldown && d.Signals >= 2 && (q.Over || lat.Over) && v.Starting == 0

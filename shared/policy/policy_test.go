@@ -403,3 +403,15 @@ func TestLatencyWithoutQueueingDoesNotScale(t *testing.T) {
 		t.Fatalf("with a queue: target %d, want a scale-up; reasons %q", d.Target, d.Reasons)
 	}
 }
+
+// What the predictive floor remembers is the demand, not replicas held by
+// the windows.
+func TestNeedIsDemandWhenHolding(t *testing.T) {
+	cfg := Default()
+	cfg.PodCapacityRPS = 10
+	v := fleet.View{Ready: 8, Running: 40, KVMean: p(0.1), ArrivalRate: p(20), StartupSeconds: 60}
+	d := Decide(v, state.New(), cfg, 8, t0) // fresh state: the down-window holds 8
+	if d.Target != 8 || d.Need != 3 {
+		t.Fatalf("target %d need %d, want 8 held and a need of 3", d.Target, d.Need)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // MaxStateBytes bounds a state document; a larger one is treated as corrupt.
@@ -149,25 +150,26 @@ func (f FileStore) Begin(ctx context.Context) (Txn, error) {
 	return t, nil
 }
 
+// flock takes an exclusive lock on f, polling without blocking so that
+// ctx can end the wait without leaving a goroutine on the descriptor.
 func flock(ctx context.Context, f *os.File) error {
-	done := make(chan error, 1)
-	go func() {
-		for {
-			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-			if !errors.Is(err, syscall.EINTR) {
-				done <- err
-				return
-			}
-		}
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
+	fd := int(f.Fd())
+	wait := time.Millisecond
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EWOULDBLOCK), errors.Is(err, syscall.EINTR):
+		default:
 			return fmt.Errorf("locking state file: %w", err)
 		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the state lock: %w", ctx.Err())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the state lock: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 20*time.Millisecond)
 	}
 }
 

@@ -36,6 +36,9 @@ type Plan struct {
 	StepSeconds float64
 	Replicas    []int
 	Name        string
+	// Origin is the wall time of trace offset 0 (engine.Config.Base); zero
+	// means engine.DefaultConfig().Base.
+	Origin time.Time
 }
 
 // Policy replays a Plan as an Autoscaler.
@@ -64,12 +67,13 @@ func (p *Policy) Recommend(obs scaler.Observation) (int, error) {
 	return p.At(obs.Now), nil
 }
 
-// base is the engine's trace origin, shared by every run.
-var base = engine.DefaultConfig().Base
-
-// At is the planned replicas at wall time t (trace origin engine.Config.Base).
+// At is the planned replicas at wall time t.
 func (p *Policy) At(t time.Time) int {
-	i := int(t.Sub(base).Seconds() / p.plan.StepSeconds)
+	origin := p.plan.Origin
+	if origin.IsZero() {
+		origin = engine.DefaultConfig().Base
+	}
+	i := int(t.Sub(origin).Seconds() / p.plan.StepSeconds)
 	if len(p.plan.Replicas) == 0 {
 		return 1
 	}
@@ -135,10 +139,10 @@ func Build(work []float64, u float64, lead float64, minR, maxR int, step float64
 	return p
 }
 
-// Blocks are the planning granularities Search tries, in windows: 20 s,
-// 1 min and 5 min. Finer plans follow the load closely but churn pods
-// (each new pod pays a startup); coarser ones hold capacity longer.
-var Blocks = []int{1, 3, 15}
+// Blocks returns the planning granularities Search tries, in windows:
+// 20 s, 1 min and 5 min. Finer plans follow the load closely but churn
+// pods (each new pod pays a startup); coarser ones hold capacity longer.
+func Blocks() []int { return []int{1, 3, 15} }
 
 // Result is the oracle found by Search.
 type Result struct {
@@ -166,7 +170,7 @@ func (o Options) MaxReplays(maxReplicas int) int {
 	if n == 0 {
 		n = 10
 	}
-	return n*len(Blocks) + int(math.Ceil(math.Log2(float64(max(maxReplicas, 1))))) + 2
+	return n*len(Blocks()) + int(math.Ceil(math.Log2(float64(max(maxReplicas, 1))))) + 2
 }
 
 // Search finds the cheapest plan meeting opts.Target by replay.
@@ -204,11 +208,12 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 	var best *engine.Result
 	var bestPlan Plan
 	bestU := 0.0
-	for _, block := range Blocks {
+	for _, block := range Blocks() {
 		lo, hi := 0.05, 4.0 // utilisation bounds searched (the work model is approximate, so u may exceed 1)
 		for i := 0; i < opts.MaxReplay; i++ {
 			u := math.Sqrt(lo * hi)
 			plan := Build(work, u, lead, cfg.MinReplicas, cfg.MaxReplicas, opts.Step, block)
+			plan.Origin = cfg.Base
 			res, err := replay(NewPolicy(plan), 0)
 			if err != nil {
 				return nil, err
@@ -234,7 +239,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 	}
 	out.Static = static
 	if sres != nil && (best == nil || sres.GPUSeconds < best.GPUSeconds) {
-		p := Plan{StepSeconds: 60, Replicas: []int{static}}
+		p := Plan{StepSeconds: 60, Replicas: []int{static}, Origin: cfg.Base}
 		best, bestPlan, bestU = sres, p, 0
 	}
 	if best == nil {

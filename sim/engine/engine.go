@@ -432,9 +432,9 @@ func (e *Engine) newPod(now float64, warm bool) *replica {
 		phase:      scaler.Pending,
 		created:    now,
 		drainStart: math.Inf(1),
-		ttft:       newHistogram(ttftBounds),
-		e2e:        newHistogram(e2eBounds),
-		queue:      newHistogram(e2eBounds),
+		ttft:       newHistogram(TTFTBounds()),
+		e2e:        newHistogram(E2EBounds()),
+		queue:      newHistogram(E2EBounds()),
 	}
 	// Every pod draws its startup from the same stream in creation order,
 	// so the k-th pod of any policy starts equally fast.

@@ -11,11 +11,17 @@ import (
 	"github.com/inferscale/inferscale/shared/signal"
 )
 
-// Bucket bounds of vLLM V1's histograms (vllm/v1/metrics/loggers.py).
-var (
-	ttftBounds = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-	e2eBounds  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
-)
+// TTFTBounds are the bucket bounds of vLLM V1's TTFT histogram
+// (vllm/v1/metrics/loggers.py).
+func TTFTBounds() []float64 {
+	return []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+}
+
+// E2EBounds are the bucket bounds of vLLM V1's end-to-end and queue-time
+// histograms.
+func E2EBounds() []float64 {
+	return []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+}
 
 // histogram is a Prometheus histogram: per-bucket (not cumulative) counts,
 // the last slot being +Inf.

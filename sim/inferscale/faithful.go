@@ -283,18 +283,20 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 
 // binaryDefaults point the metric binary at the simulated pods: the vLLM
 // preset, and dcgm-exporter readings served on the pod's own endpoint.
-var binaryDefaults = map[string]string{
-	"server":           "vllm",
-	"metricsPort":      strconv.Itoa(MetricsPort),
-	"gpuSource":        "dcgm-exporter",
-	"dcgmExporterPort": strconv.Itoa(MetricsPort),
-	"dcgmExporterPath": "/metrics",
+func binaryDefaults() map[string]string {
+	return map[string]string{
+		"server":           "vllm",
+		"metricsPort":      strconv.Itoa(MetricsPort),
+		"gpuSource":        "dcgm-exporter",
+		"dcgmExporterPort": strconv.Itoa(MetricsPort),
+		"dcgmExporterPath": "/metrics",
+	}
 }
 
 func (f *Faithful) env(now string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), clock.EnvNow + "=" + now,
 		"stateFile=" + filepath.Join(f.stateDir, "state.json"), "configPath=" + filepath.Join(f.stateDir, "no-cpa-config.yaml")}
-	for k, v := range binaryDefaults {
+	for k, v := range binaryDefaults() {
 		if _, set := f.opt.Env[k]; !set {
 			env = append(env, k+"="+v)
 		}

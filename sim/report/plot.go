@@ -18,10 +18,12 @@ import (
 // maxPoints bounds the points per line (long traces are re-binned).
 const maxPoints = 1500
 
-var palette = []color.RGBA{
-	{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255},
-	{R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
-	{R: 0xe3, G: 0x77, B: 0xc2, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255},
+func palette() []color.RGBA {
+	return []color.RGBA{
+		{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255},
+		{R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
+		{R: 0xe3, G: 0x77, B: 0xc2, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255},
+	}
 }
 
 // Plot writes a PNG with three stacked panels sharing the time axis: the
@@ -76,7 +78,7 @@ func Plot(path, title string, results []*engine.Result) error {
 	slo := base.Config.TTFTSLOSeconds
 	const floor, ceil = 0.01, 1000.0
 	for pi, r := range results {
-		col := palette[pi%len(palette)]
+		col := palette()[pi%len(palette())]
 		var pp, lp plotter.XYs
 		idx := 0
 		for i := 0; i*group < len(r.Bins); i++ {

@@ -41,7 +41,7 @@ func PlotSweep(path, title, xlabel string, target float64, series map[string][]S
 			}
 			xmax = max(xmax, p.Value)
 		}
-		col := palette[i%len(palette)]
+		col := palette()[i%len(palette())]
 		for _, add := range []struct {
 			p   *plot.Plot
 			xys plotter.XYs

@@ -10,12 +10,14 @@ import (
 
 // inferscaleTunables are the inferscale settings the tuner searches (the
 // config keys of the evaluate binary; durations in seconds).
-var inferscaleTunables = []tune.Param{
-	{Name: "queueTarget", Min: 0.5, Max: 20, Default: 3},
-	{Name: "capacityTarget", Min: 0.3, Max: 1, Default: 0.8},
-	{Name: "downStabilization", Min: 0, Max: 900, Default: 300, Integer: true},
-	{Name: "scaleDownCooldown", Min: 0, Max: 900, Default: 300, Integer: true},
-	{Name: "scaleUpCooldown", Min: 0, Max: 120, Default: 60, Integer: true},
+func inferscaleTunables() []tune.Param {
+	return []tune.Param{
+		{Name: "queueTarget", Min: 0.5, Max: 20, Default: 3},
+		{Name: "capacityTarget", Min: 0.3, Max: 1, Default: 0.8},
+		{Name: "downStabilization", Min: 0, Max: 900, Default: 300, Integer: true},
+		{Name: "scaleDownCooldown", Min: 0, Max: 900, Default: 300, Integer: true},
+		{Name: "scaleUpCooldown", Min: 0, Max: 120, Default: 60, Integer: true},
+	}
 }
 
 // Tunables lists the searchable parameters of a policy; only restricts to
@@ -23,7 +25,7 @@ var inferscaleTunables = []tune.Param{
 func Tunables(policyName string, only []string) ([]tune.Param, error) {
 	var all []tune.Param
 	if policyName == "inferscale" {
-		all = append(all, inferscaleTunables...)
+		all = append(all, inferscaleTunables()...)
 	} else {
 		ts, ok := baseline.Tunables(policyName)
 		if !ok {

@@ -33,6 +33,9 @@ type Options struct {
 	// fleet counts as saturated: its throughput per pod is then learned as
 	// the per-pod capacity.
 	SaturationWaiting float64
+	// StuckAfter is the age after which a pod that is still not ready is
+	// stuck rather than starting (0: never).
+	StuckAfter time.Duration
 	// TrackE2E keeps end-to-end histograms in the state (only needed when
 	// an e2e SLO is set; it doubles the state size).
 	TrackE2E bool
@@ -41,7 +44,7 @@ type Options struct {
 // DefaultOptions are the seed-derived defaults.
 func DefaultOptions() Options {
 	return Options{EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute, PeakWindow: 2 * time.Minute,
-		DefaultStartup: 90 * time.Second, SaturationWaiting: 1}
+		DefaultStartup: 90 * time.Second, SaturationWaiting: 5, StuckAfter: 15 * time.Minute}
 }
 
 // Input is one tick's metric results.
@@ -55,8 +58,11 @@ type Input struct {
 // View is the fleet as one tick sees it. Optional readings are nil when no
 // pod reported them.
 type View struct {
-	Ready       int `json:"ready"`
-	Starting    int `json:"starting"`
+	Ready    int `json:"ready"`
+	Starting int `json:"starting"`
+	// Stuck counts not-ready pods older than StuckAfter (crash loops, no
+	// node): not capacity on its way, and no reason to hold a scale-down.
+	Stuck       int `json:"stuck,omitempty"`
 	Terminating int `json:"terminating,omitempty"`
 	// Missing counts pods (or metric results) whose data is absent, failed,
 	// stale or partial. The policy never scales down while it is non-zero.
@@ -140,7 +146,11 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				v.Terminating++
 				continue
 			case !p.Ready:
-				v.Starting++
+				if opt.StuckAfter > 0 && p.AgeSeconds != nil && *p.AgeSeconds > opt.StuckAfter.Seconds() {
+					v.Stuck++
+				} else {
+					v.Starting++
+				}
 				continue
 			}
 			v.Ready++

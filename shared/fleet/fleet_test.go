@@ -105,16 +105,17 @@ func TestCounterResetAndPodsComingAndGoing(t *testing.T) {
 
 func TestReadyStartingMissingStale(t *testing.T) {
 	st := state.New()
-	starting := signal.Pod{Name: "s", Phase: "Running", ScrapeTime: t0}
+	starting := signal.Pod{Name: "s", Phase: "Running", ScrapeTime: t0, AgeSeconds: signal.F(30)}
+	stuck := signal.Pod{Name: "crash", Phase: "Running", ScrapeTime: t0, AgeSeconds: signal.F(3600)}
 	term := signal.Pod{Name: "t", Ready: true, Terminating: true, ScrapeTime: t0}
 	failed := readyPod("f", t0, 0, 0, 0, nil)
 	failed.Error = "connection refused"
 	stale := readyPod("old", t0.Add(-10*time.Minute), 0, 0, 0, nil)
 	v := Aggregate(Input{
-		Reports: []*signal.Report{report(readyPod("a", t0, 3, 4, 0, nil)), report(starting), report(term), report(failed), report(stale)},
+		Reports: []*signal.Report{report(readyPod("a", t0, 3, 4, 0, nil)), report(starting), report(stuck), report(term), report(failed), report(stale)},
 		Missing: []string{"empty"},
 	}, st, DefaultOptions(), t0)
-	if v.Ready != 3 || v.Starting != 1 || v.Terminating != 1 || v.Missing != 3 {
+	if v.Ready != 3 || v.Starting != 1 || v.Stuck != 1 || v.Terminating != 1 || v.Missing != 3 {
 		t.Fatalf("got ready %d starting %d terminating %d missing %d %v", v.Ready, v.Starting, v.Terminating, v.Missing, v.MissingNames)
 	}
 	if v.Waiting != 3 || v.Running != 4 || v.Queue() != 1 {

@@ -56,6 +56,7 @@ type Config struct {
 	MaxGrowth           float64       // maxGrowth, default 3 (cap on the projected demand growth over one startup)
 	PeakWindow          time.Duration // peakWindow, default 2m (removals must fit the peak arrival rate of this window)
 	DefaultStartup      time.Duration // defaultStartup, default 90s (until startups are observed)
+	StuckAfter          time.Duration // stuckAfter, default 15m (a pod not ready after this is stuck, not starting)
 
 	// Corroboration and step sizes.
 	ModerateFactor       float64 // moderateFactor, default 1.3 (one signal: at least +1, at most x this)
@@ -103,7 +104,7 @@ func Default() Config {
 		GPUTarget: 0.75, GPULowWater: 0.2,
 		TTFTSLO: 2 * time.Second, LatencyMaxFactor: 2, LatencyLowFraction: 0.7, LatencyMinRequests: 5,
 		P99Baseline: time.Second, LatencyNeedsLoad: true,
-		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, PeakWindow: 2 * time.Minute, DefaultStartup: 90 * time.Second,
+		StartupCompensation: true, CapacityTarget: 0.8, MaxGrowth: 3, PeakWindow: 2 * time.Minute, DefaultStartup: 90 * time.Second, StuckAfter: 15 * time.Minute,
 		ModerateFactor: 1.3, DecisiveMaxPods: 4, DecisiveMaxFraction: 0.5, MaxScaleDownFraction: 0.5,
 		Tolerance:       0.1,
 		ScaleUpCooldown: 60 * time.Second, ScaleDownCooldown: 300 * time.Second, UrgentBypassesCooldown: false,
@@ -118,7 +119,7 @@ func Default() Config {
 var Keys = []string{"minReplicas", "maxReplicas", "configPath", "queueTarget", "queueIncludesRunning", "queueLowWater",
 	"maxNumSeqs", "batchTarget", "kvHigh", "kvTarget", "kvLowWater", "gpuTarget", "gpuLowWater", "ttftSLO", "e2eSLO", "latencyMaxFactor",
 	"latencyLowFraction", "latencyMinRequests", "p99Baseline", "latencyNeedsLoad", "startupCompensation", "podCapacityRPS", "maxGrowth", "peakWindow",
-	"capacityTarget", "defaultStartup", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
+	"capacityTarget", "defaultStartup", "stuckAfter", "moderateFactor", "decisiveMaxPods", "decisiveMaxFraction",
 	"maxScaleDownFraction", "tolerance", "scaleUpCooldown", "urgentBypassesCooldown", "scaleDownCooldown", "upStabilization",
 	"downStabilization", "ewmaAlpha", "staleAfter", "trendWindow", "scheduleFloors", "predictiveFloor",
 	"predictiveDays", "predictiveFraction", "saturationWaiting"}
@@ -151,6 +152,7 @@ func FromSource(s *config.Source) (Config, error) {
 	c.PeakWindow = s.Duration("peakWindow", d.PeakWindow, 0, 15*time.Minute)
 	c.CapacityTarget = s.Float("capacityTarget", d.CapacityTarget, 0.05, 1)
 	c.DefaultStartup = s.Duration("defaultStartup", d.DefaultStartup, 0, 2*time.Hour)
+	c.StuckAfter = s.Duration("stuckAfter", d.StuckAfter, 0, 24*time.Hour)
 	c.ModerateFactor = s.Float("moderateFactor", d.ModerateFactor, 1, 10)
 	c.DecisiveMaxPods = s.Int("decisiveMaxPods", d.DecisiveMaxPods, 1, 100000)
 	c.DecisiveMaxFraction = s.Float("decisiveMaxFraction", d.DecisiveMaxFraction, 0, 100)
@@ -230,5 +232,6 @@ func (f ScheduleFloor) Active(now time.Time) bool {
 // fleetOptions are the aggregation settings within the policy config.
 func (c Config) FleetOptions() fleet.Options {
 	return fleet.Options{EWMAAlpha: c.EWMAAlpha, StaleAfter: c.StaleAfter, TrendWindow: c.TrendWindow, PeakWindow: c.PeakWindow,
-		DefaultStartup: c.DefaultStartup, SaturationWaiting: c.SaturationWaitingPods, TrackE2E: c.E2ESLO > 0}
+		DefaultStartup: c.DefaultStartup, SaturationWaiting: c.SaturationWaitingPods, TrackE2E: c.E2ESLO > 0,
+		StuckAfter: c.StuckAfter}
 }

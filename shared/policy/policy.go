@@ -99,6 +99,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		base = 1
 	}
 	tol := cfg.Tolerance
+	// Stuck pods are in spec.replicas but will not serve: proposals are
+	// compared with what can, and a scale-up keeps them on top.
+	avail := max(0, current-v.Stuck)
 
 	// Queue pressure.
 	load := v.Waiting
@@ -195,9 +198,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		perPod := capRPS * cfg.CapacityTarget
 		needed = ceilInt(projected / perPod)
 		dem.Value = f64(projected)
-		dem.Threshold = float64(current) * perPod
-		dem.Over = needed > current && float64(needed) > float64(current)*(1+tol)
-		dem.Low = needed < current
+		dem.Threshold = float64(avail) * perPod
+		dem.Over = needed > avail && float64(needed) > float64(avail)*(1+tol)
+		dem.Low = needed < avail
 		dem.Note = fmt.Sprintf("%.3g req/s expected at now+%.0fs (now %.3g, trend %+.3g/s, backlog %.0f) needs %d pods at %.3g req/s each",
 			projected, v.StartupSeconds, level, deref(v.RateTrend), v.Waiting, needed, perPod)
 		if dem.Over {
@@ -247,6 +250,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		}
 	}
 
+	if v.Stuck > 0 {
+		d.alert("%d pod(s) not ready after %s: not counted as capacity", v.Stuck, cfg.StuckAfter)
+	}
 	switch {
 	case d.Signals == 0:
 		// Removals must also fit the peak rate of the recent past (bursts).
@@ -257,15 +263,15 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 			}
 		}
 		rec = scaleDownRecommendation(&d, v, cfg, current, needed, capRPS)
-	case maxProp <= current:
-		d.because("proposals (max %d) are covered by the %d replicas already asked for (%d starting)", maxProp, current, v.Starting)
+	case maxProp <= avail:
+		d.because("proposals (max %d) are covered by the %d replicas already asked for (%d starting)", maxProp, avail, v.Starting)
 	case d.Signals == 1:
-		step := max(1, ceilInt(float64(current)*cfg.ModerateFactor)-current)
-		rec = min(maxProp, current+step)
+		step := max(1, ceilInt(float64(avail)*cfg.ModerateFactor)-avail)
+		rec = min(maxProp, avail+step) + (current - avail)
 		d.because("one signal: moderate step to %d (at most +%d)", rec, step)
 	default:
-		limit := max(cfg.DecisiveMaxPods, ceilInt(float64(current)*cfg.DecisiveMaxFraction))
-		rec = min(maxProp, current+limit)
+		limit := max(cfg.DecisiveMaxPods, ceilInt(float64(avail)*cfg.DecisiveMaxFraction))
+		rec = min(maxProp, avail+limit) + (current - avail)
 		d.because("%d signals agree: decisive step to %d (largest proposal %d, cap +%d)", d.Signals, rec, maxProp, limit)
 	}
 	if current == 0 && rec == 0 && (v.Waiting > 0 || (v.ArrivalRate != nil && *v.ArrivalRate > 0)) {
@@ -393,7 +399,7 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 				ok = false
 			}
 		}
-		if needed >= 0 && current-try < needed {
+		if needed >= 0 && current-try-v.Stuck < needed {
 			ok = false
 		}
 		if !ok {

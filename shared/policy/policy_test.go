@@ -415,3 +415,21 @@ func TestNeedIsDemandWhenHolding(t *testing.T) {
 		t.Fatalf("target %d need %d, want 8 held and a need of 3", d.Target, d.Need)
 	}
 }
+
+// A pod that never became ready is not capacity on its way: it neither
+// covers a needed scale-up nor holds a scale-down.
+func TestStuckPods(t *testing.T) {
+	cfg := Default()
+	cfg.PodCapacityRPS = 10
+	// 4 replicas, 1 stuck, 3 ready at 30 req/s: 30/8 -> 4 pods needed on top of the stuck one.
+	v := fleet.View{Ready: 3, Stuck: 1, Running: 150, KVMean: p(0.5), ArrivalRate: p(30), StartupSeconds: 60}
+	d := Decide(v, state.New(), cfg, 4, t0)
+	if d.Target != 5 || len(d.Alerts) == 0 {
+		t.Fatalf("target %d alerts %q, want 5 (4 needed + the stuck pod)", d.Target, d.Alerts)
+	}
+	cfg.DownStabilization = 0
+	idle := fleet.View{Ready: 3, Stuck: 1, Running: 10, KVMean: p(0.05), ArrivalRate: p(2), StartupSeconds: 60}
+	if d := Decide(idle, state.New(), cfg, 4, t0); d.Target >= 4 {
+		t.Fatalf("idle with a stuck pod: target %d, want a scale-down; reasons %q", d.Target, d.Reasons)
+	}
+}

@@ -377,3 +377,35 @@ func TestDrainFinishesShortRequestsAndKillsLongOnes(t *testing.T) {
 		t.Errorf("GPU seconds %.3f, want %.3f", res.GPUSeconds, want)
 	}
 }
+
+// TestEngineReproducesPublishedTPOT runs the cited sweep's concurrency
+// levels through the whole engine (a batch of C requests arriving
+// together) and compares the measured time per output token.
+func TestEngineReproducesPublishedTPOT(t *testing.T) {
+	for _, c := range []struct {
+		conc   int
+		tpotMs float64
+	}{{1, 6.48}, {4, 6.59}, {16, 10.94}} {
+		const in, out = 400, 256
+		src := &sliceSource{}
+		for i := 0; i < c.conc; i++ {
+			src.reqs = append(src.reqs, workload.Request{Arrival: time.Second, InputTokens: in, OutputTokens: out})
+		}
+		cfg := DefaultConfig()
+		cfg.InitialReplicas = 1
+		res, err := Run(context.Background(), cfg, src, fixed{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every request finishes at the same time: TPOT from the last
+		// first token to the end.
+		var lastFirst float64
+		for _, v := range res.TTFT {
+			lastFirst = max(lastFirst, 1+float64(v))
+		}
+		tpot := (res.EndSeconds - lastFirst) / (out - 1) * 1000
+		if rel := math.Abs(tpot-c.tpotMs) / c.tpotMs; rel > 0.15 {
+			t.Errorf("concurrency %d: engine TPOT %.2f ms, published %.2f ms (%.0f%% off)", c.conc, tpot, c.tpotMs, rel*100)
+		}
+	}
+}

@@ -621,8 +621,9 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 				t.Fatalf("evaluate would reject this configuration: %v", err)
 			}
 			cpaCfg := cpaConfigFor(t, ov)
-			// CPA's downscaleStabilization (in memory, lost on restart) and evaluate's downStabilization (durable)
-			// must be the same window, or the effective one silently changes on every CPA pod restart.
+			// Scale-down stabilisation has one owner. evaluate keeps its window and cooldown in durable state; CPA's
+			// downscaleStabilization is in memory (lost on restart) and takes the max over evaluate's outputs, so
+			// with both evaluate's cooldown counts scale-downs CPA never applied and holds forever.
 			cpaWindow := time.Duration(cpaCfg.DownscaleStabilization) * time.Second
 			if v, ok := ov.config["downscaleStabilization"]; ok {
 				n, err := strconv.Atoi(v)
@@ -631,8 +632,11 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 				}
 				cpaWindow = time.Duration(n) * time.Second
 			}
-			if cpaWindow != pol.DownStabilization {
-				t.Errorf("CPA downscaleStabilization %s != evaluate downStabilization %s", cpaWindow, pol.DownStabilization)
+			switch {
+			case pol.DownStabilization > 0 && cpaWindow != 0:
+				t.Errorf("CPA downscaleStabilization %s on top of evaluate's durable downStabilization %s: set it to 0", cpaWindow, pol.DownStabilization)
+			case pol.DownStabilization == 0 && pol.ScaleDownCooldown == 0 && cpaWindow == 0:
+				t.Error("no scale-down stabilisation at all (evaluate downStabilization, scaleDownCooldown and CPA downscaleStabilization are 0)")
 			}
 			minR, maxR := pol.MinReplicas, pol.MaxReplicas
 			if minR < 1 || maxR < minR {

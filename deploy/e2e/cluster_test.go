@@ -44,15 +44,23 @@ type cluster struct {
 	procs      []*process   // in start order; stopped in reverse
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct free loopback ports: all listeners stay open until every port is picked, so
+// the kernel cannot hand the same one out twice.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("finding a free port: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
+
+func freePort(t *testing.T) int { return freePorts(t, 1)[0] }
 
 // start runs a child with its output in root/logs/<name>.log. The child gets SIGKILL if the test process dies
 // (Pdeathsig), and Cleanup stops it by PID.
@@ -176,9 +184,9 @@ func startCluster(t *testing.T, bin string) *cluster {
 	if c.pki, err = writePKI(filepath.Join(root, "pki")); err != nil {
 		t.Fatalf("certificates: %v", err)
 	}
-	etcdPort, peerPort := freePort(t), freePort(t)
-	c.apiPort = freePort(t)
-	cmPort, schedPort, kwokPort := freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 6)
+	etcdPort, peerPort, cmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	c.apiPort = ports[5]
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 

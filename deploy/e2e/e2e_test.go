@@ -12,6 +12,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inferscale/inferscale/shared/state"
 )
 
 const (
@@ -24,25 +26,25 @@ const (
 	tick = 2 * time.Second // CPA interval in this test
 	// Short windows so the run takes about two minutes; the shipped defaults are 60 s / 300 s / 300 s.
 	scaleUpCooldown = 6 * time.Second
-	downWindow      = 20 * time.Second // scaleDownCooldown = downStabilization = CPA downscaleStabilization
+	downWindow      = 20 * time.Second // evaluate's scaleDownCooldown = downStabilization = peakWindow
 	// Demands (in "pods at 100 %") the emulated fleet carries.
 	idleDemand = 0.3
-	busyDemand = 4.0
+	busyDemand = 3.6 // 14.4 req/s: 4.5 pods at capacityTarget 0.8, away from a rounding boundary
 	hugeDemand = 12.0
 )
 
 // testOverrides are the CustomPodAutoscaler config entries a user would set for fast windows; they are passed
 // as env vars exactly like the operator passes the config list.
 func testOverrides() []string {
-	secs := func(d time.Duration) string { return fmt.Sprint(int(d.Seconds())) }
 	return []string{
 		fmt.Sprintf("interval=%d", tick.Milliseconds()),
-		"downscaleStabilization=" + secs(downWindow),
 		"scaleUpCooldown=" + scaleUpCooldown.String(),
 		"scaleDownCooldown=" + downWindow.String(),
 		"downStabilization=" + downWindow.String(),
+		"peakWindow=" + downWindow.String(),
 		"defaultStartup=2s",
-		"logVerbosity=1",
+		fmt.Sprintf("podCapacityRPS=%g", podCapacityRPS),
+		"logVerbosity=3", // CPA then logs every evaluation (with evaluate's reasons) into the CPA log
 	}
 }
 
@@ -187,6 +189,10 @@ func TestAutoscalesVLLMOnARealControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("applied %s:\n%s", overlay, out)
+	// The Prometheus overlay is validated by the apiserver too (server-side dry run over the same objects).
+	if _, err := c.kubectl("", "apply", "--server-side", "--dry-run=server", "-k", filepath.Join(repo, "deploy/overlays/prometheus")); err != nil {
+		t.Fatal(err)
+	}
 
 	fleet := newVLLMFleet(8000)
 	fleet.set(load{Demand: idleDemand})
@@ -208,7 +214,13 @@ func TestAutoscalesVLLMOnARealControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpaProc := c.startCPA("custom-pod-autoscaler", ap, testOverrides()...)
+	// The pod's /tmp is an emptyDir; evaluate keeps its lock file there. Give the local process its own.
+	podTmp := filepath.Join(c.root, "pod-tmp")
+	if err := os.MkdirAll(podTmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	overrides := append(testOverrides(), "stateFile="+filepath.Join(podTmp, "inferscale-state.json"))
+	cpaProc := c.startCPA("custom-pod-autoscaler", ap, overrides...)
 
 	// 1. Idle: nothing moves.
 	waitScrapes(t, fleet, 3, 10*tick)
@@ -224,10 +236,11 @@ func TestAutoscalesVLLMOnARealControlPlane(t *testing.T) {
 		t.Fatalf("busy fleet: replicas still %d after %s (5 ticks)", r, 5*tick)
 	}
 	t.Logf("scale-up 1 -> %d after %s", r, at.Sub(rose).Round(100*time.Millisecond))
-	// Let it settle: unchanged for 4 ticks (cooldowns, corroboration).
+	// Let it settle: unchanged for longer than the scale-down window, so that whatever evaluate held back
+	// (the queue spike's peak rate, its down-stabilisation window) has played out.
 	var settled int
-	if err := waitFor(90*time.Second, "replicas to settle", func() error {
-		seen := c.observe(t, 4*tick)
+	if err := waitFor(120*time.Second, "replicas to settle", func() error {
+		seen := c.observe(t, downWindow+2*tick)
 		if len(seen) != 1 {
 			return fmt.Errorf("still moving: %v: %w", seen, errNotYet)
 		}
@@ -241,68 +254,75 @@ func TestAutoscalesVLLMOnARealControlPlane(t *testing.T) {
 	}
 	t.Logf("settled at %d replicas", settled)
 
-	// 3. Scrapes fail (HTTP 500, then connections closed) while demand would call for more pods: nothing moves.
+	// 3. Scrapes fail (HTTP 500, then connections closed) for longer than the scale-down window, while the
+	// engines keep serving the same demand: nothing moves, neither down (no data is not "idle") nor up.
 	for _, mode := range []string{fail500, failClose} {
-		fleet.set(load{Demand: hugeDemand, Fail: mode})
+		fleet.set(load{Demand: busyDemand, Fail: mode})
 		start := fleet.scrapeCount()
-		seen := c.observe(t, 4*tick)
+		seen := c.observe(t, downWindow/2+2*tick)
 		if len(seen) != 1 || seen[0] != settled {
 			t.Fatalf("scrapes failing (%s): replicas went %v, want to stay %d", mode, seen, settled)
 		}
-		if fleet.scrapeCount()-start < 2 {
-			t.Fatalf("scrapes failing (%s): only %d scrapes in 4 ticks; the test proved nothing", mode, fleet.scrapeCount()-start)
+		if n := fleet.scrapeCount() - start; n < 4 {
+			t.Fatalf("scrapes failing (%s): only %d scrape attempts; the check proved nothing", mode, n)
 		}
 	}
+	// Scrapes recover at the same demand: still nothing moves.
 	fleet.set(load{Demand: busyDemand})
-	if seen := c.observe(t, 2*tick); len(seen) != 1 || seen[0] != settled {
+	if seen := c.observe(t, 3*tick); len(seen) != 1 || seen[0] != settled {
 		t.Fatalf("after scrapes recovered at the same demand: replicas went %v, want to stay %d", seen, settled)
 	}
 
-	// 4. Load falls, and the CPA restarts in the middle of the scale-down window: CPA's in-memory
-	// stabilisation is gone, so only evaluate's durable state can hold the replicas until the window ends.
+	// 4. Load falls, and the CPA restarts in the middle of the scale-down window: only evaluate's durable state
+	// (CPA's downscaleStabilization is 0, and would be lost on restart anyway) can hold the replicas until the
+	// window ends.
 	fleet.set(load{Demand: idleDemand})
 	dropped := time.Now()
 	if seen := c.observe(t, 2*tick); len(seen) != 1 {
 		t.Fatalf("replicas moved right after the load fell: %v", seen)
 	}
 	cpaProc.stop(10 * time.Second)
-	stateData := c.stateConfigMap(t)
-	t.Logf("state ConfigMap before the restart: %d keys, %d bytes", len(stateData), totalLen(stateData))
-	c.startCPA("custom-pod-autoscaler-restarted", ap, testOverrides()...)
+	before := c.evaluateState(t)
+	if before.LastScaleUp == nil || len(before.Recommendations) == 0 {
+		t.Fatalf("evaluate's state before the restart has no scale-up time or recommendations: %+v", before)
+	}
+	restarted := time.Now()
+	c.startCPA("custom-pod-autoscaler-restarted", ap, overrides...)
 	holdUntil := dropped.Add(downWindow - tick - time.Second)
 	if seen := c.observe(t, time.Until(holdUntil)); len(seen) != 1 || seen[0] != settled {
 		t.Fatalf("after a CPA restart %s into the %s scale-down window: replicas went %v before the window ended, want %d held",
-			time.Since(dropped).Round(time.Second), downWindow, seen, settled)
+			restarted.Sub(dropped).Round(time.Second), downWindow, seen, settled)
+	}
+	// The restarted evaluate worked on the state from before the restart instead of starting afresh (a fresh
+	// one would also hold, for lack of history, so the timing alone would not prove it).
+	after := c.evaluateState(t)
+	if after.LastTick == nil || !after.LastTick.After(restarted) {
+		t.Fatalf("evaluate saved no state after the restart (lastTick %v, restart %s)", after.LastTick, restarted.Format(time.RFC3339Nano))
+	}
+	if after.LastScaleUp == nil || !after.LastScaleUp.Equal(*before.LastScaleUp) {
+		t.Fatalf("last scale-up was %v before the restart and %v after: the state did not survive", before.LastScaleUp, after.LastScaleUp)
+	}
+	if len(after.Recommendations) == 0 || !after.Recommendations[0].At.Before(restarted) {
+		t.Fatalf("no recommendation from before the restart survived the restart: %+v", after.Recommendations)
 	}
 	r, at, ok = c.waitReplicas(t, 8*tick, func(r int) bool { return r < settled })
 	if !ok {
 		t.Fatalf("idle fleet: replicas still %d %s after the load fell (window %s)", r, time.Since(dropped).Round(time.Second), downWindow)
 	}
 	t.Logf("scale-down %d -> %d, %s after the load fell (window %s)", settled, r, at.Sub(dropped).Round(100*time.Millisecond), downWindow)
-	after := c.stateConfigMap(t)
-	if len(after) == 0 {
-		t.Fatalf("state ConfigMap %s is empty after the restarted CPA scaled", stateCM)
-	}
 	t.Logf("whole run %s", time.Since(began).Round(time.Second))
 }
 
-// stateConfigMap returns evaluate's durable state ConfigMap's data; it must exist.
-func (c *cluster) stateConfigMap(t *testing.T) map[string]string {
+// evaluateState decodes evaluate's durable state from its ConfigMap, which must exist.
+func (c *cluster) evaluateState(t *testing.T) *state.State {
 	t.Helper()
 	var cm corev1.ConfigMap
 	if err := c.getJSON(fmt.Sprintf("/api/v1/namespaces/%s/configmaps/%s", namespace, stateCM), &cm); err != nil {
 		t.Fatalf("evaluate's state: %v", err)
 	}
-	if len(cm.Data)+len(cm.BinaryData) == 0 {
-		t.Fatalf("state ConfigMap %s has no data", stateCM)
+	st, err := state.Decode([]byte(cm.Data[state.ConfigMapKey]))
+	if err != nil {
+		t.Fatalf("evaluate's state in ConfigMap %s: %v", stateCM, err)
 	}
-	return cm.Data
-}
-
-func totalLen(m map[string]string) int {
-	n := 0
-	for _, v := range m {
-		n += len(v)
-	}
-	return n
+	return st
 }

@@ -20,28 +20,23 @@ const (
 	failClose = "close" // the connection is closed without an answer
 )
 
-// load is what the test controls: Demand is the fleet's work in "pods at 100 %" units, spread evenly over the
-// pods like a load balancer would; each pod derives its queue, KV-cache usage and TTFT from its share u, so adding
-// replicas relieves the pressure as it would on a real fleet. Fail makes every scrape fail.
+// load is what the test controls. Demand is the fleet's offered load in "pods at 100 %" units: requests
+// arrive at podCapacityRPS*Demand per second and the Service spreads them evenly over the pods. Fail makes every
+// /metrics scrape fail while the engines keep serving (a broken exporter or network path).
 type load struct {
 	Demand float64
 	Fail   string
 }
 
-// podView is what one pod reports at utilisation u = Demand / pods.
-type podView struct {
-	Running, Waiting, KV float64
-	TTFT                 time.Duration
-}
-
-func viewAt(u float64) podView {
-	v := podView{Running: math.Round(math.Min(64, 40*u)), KV: math.Min(0.99, math.Max(0.02, 0.85*u)), TTFT: 200 * time.Millisecond}
-	if u > 1 {
-		v.Waiting = math.Round((u - 1) * 20)
-		v.TTFT += time.Duration((u - 1) * 3 * float64(time.Second))
-	}
-	return v
-}
+// The emulated engine: a pod admits up to maxRunning requests into its batch, each takes requestSeconds, and it
+// finishes at most podCapacityRPS per second; the rest waits. Queues and batches therefore build and drain over
+// time as on a real server, and work is never teleported between pods when the fleet is resized.
+const (
+	podCapacityRPS = 4.0 // the test tells evaluate so through podCapacityRPS, as a user who measured their model would
+	requestSeconds = 10.0
+	maxRunning     = 64.0
+	step           = 100 * time.Millisecond // integration step
+)
 
 // ttftBuckets are vLLM V1's time_to_first_token_seconds buckets (subset).
 var ttftBuckets = []float64{0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
@@ -59,10 +54,44 @@ type vllmFleet struct {
 type vllmPod struct {
 	srv      *http.Server
 	ln       net.Listener
-	last     time.Time
-	buckets  []float64 // cumulative observation counts per ttftBuckets entry, +Inf last
+	last     time.Time // state below is as of last
+	running  float64
+	waiting  float64
+	buckets  []float64 // cumulative TTFT observations per ttftBuckets entry, +Inf last
 	sum      float64
 	finished float64
+}
+
+// advance runs the pod's engine from p.last to now with requests arriving at rate per second.
+func (p *vllmPod) advance(now time.Time, rate float64) {
+	for p.last.Before(now) {
+		h := min(now.Sub(p.last), step)
+		p.last = p.last.Add(h)
+		dt := h.Seconds()
+		p.waiting += rate * dt
+		admit := min(p.waiting, maxRunning-p.running)
+		p.waiting -= admit
+		p.running += admit
+		done := min(p.running, min(p.running/requestSeconds, podCapacityRPS)*dt)
+		p.running -= done
+		ttft := 0.2 + p.waiting/podCapacityRPS // prefill plus the time the queue ahead takes to drain
+		for i, ub := range ttftBuckets {
+			if ttft <= ub {
+				p.buckets[i] += done
+			}
+		}
+		p.buckets[len(ttftBuckets)] += done
+		p.sum += done * ttft
+		p.finished += done
+	}
+}
+
+// advanceAll brings every pod up to now under the current load; callers hold f.mu.
+func (f *vllmFleet) advanceAll(now time.Time) {
+	rate := podCapacityRPS * f.load.Demand / float64(max(1, len(f.pods)))
+	for _, p := range f.pods {
+		p.advance(now, rate)
+	}
 }
 
 func newVLLMFleet(port int) *vllmFleet {
@@ -72,6 +101,7 @@ func newVLLMFleet(port int) *vllmFleet {
 func (f *vllmFleet) set(l load) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.advanceAll(time.Now())
 	f.load = l
 }
 
@@ -85,6 +115,7 @@ func (f *vllmFleet) scrapeCount() int {
 func (f *vllmFleet) sync(ips []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.advanceAll(time.Now()) // the old fleet size applied until now
 	want := map[string]bool{}
 	var errs []error
 	for _, ip := range ips {
@@ -126,22 +157,8 @@ func (f *vllmFleet) serve(p *vllmPod, w http.ResponseWriter) {
 	f.mu.Lock()
 	f.scrapes++
 	l := f.load
-	v := viewAt(l.Demand / float64(max(1, len(f.pods))))
-	// Requests finish at 2/s per pod; each is counted in the TTFT bucket of the current latency.
-	now := time.Now()
-	done := math.Floor(now.Sub(p.last).Seconds() * 2)
-	if done > 0 {
-		p.last = p.last.Add(time.Duration(done / 2 * float64(time.Second)))
-		secs := v.TTFT.Seconds()
-		for i, ub := range ttftBuckets {
-			if secs <= ub {
-				p.buckets[i] += done
-			}
-		}
-		p.buckets[len(ttftBuckets)] += done
-		p.sum += done * secs
-		p.finished += done
-	}
+	f.advanceAll(time.Now())
+	v := struct{ Running, Waiting, KV float64 }{math.Round(p.running), math.Round(p.waiting), math.Min(0.99, 0.01+0.85*p.running/40)}
 	var b strings.Builder
 	const lbl = `engine="0",model_name="Qwen/Qwen2.5-1.5B-Instruct"`
 	fmt.Fprintf(&b, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{%s} %g\n", lbl, v.Running)

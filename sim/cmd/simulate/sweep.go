@@ -75,7 +75,11 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 			for i := range o.Bursts {
 				o.Bursts[i].Amplitude = v
 			}
-			if reqs, err = drain(workload.Synthetic(o)); err != nil {
+			var src workload.Source = workload.Synthetic(o)
+			if c.rate != 1 || c.tf != 1 {
+				src = workload.Scale(src, c.tf, c.rate)
+			}
+			if reqs, err = drain(src); err != nil {
 				return err
 			}
 		}

@@ -76,6 +76,9 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 				o.Bursts[i].Amplitude = v
 			}
 			var src workload.Source = workload.Synthetic(o)
+			if c.start > 0 || c.dur > 0 {
+				src = workload.Window(src, c.start, c.dur)
+			}
 			if c.rate != 1 || c.tf != 1 {
 				src = workload.Scale(src, c.tf, c.rate)
 			}

@@ -169,7 +169,7 @@ func (d *dockerfile) runtimeFiles(root string, s *stage) (map[string]string, []e
 			if strings.HasSuffix(dest, "/") {
 				target = dest + filepath.Base(src)
 			}
-			files[target] = cmp(from, "context")
+			files[target] = orDefault(from, "context")
 		}
 	}
 	return files, errs
@@ -228,7 +228,7 @@ func TestDockerfileTargetsCarryEverythingTheyReferTo(t *testing.T) {
 	configs := cpaConfigFiles(t)
 	var configPaths []string
 	for _, ov := range loadOverlays(t) {
-		configPaths = append(configPaths, cmp(ov.config["configPath"], "/config.yaml"))
+		configPaths = append(configPaths, orDefault(ov.config["configPath"], "/config.yaml"))
 	}
 	for _, target := range []string{"alpine", "dcgm"} {
 		t.Run(target, func(t *testing.T) {

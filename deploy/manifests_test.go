@@ -552,7 +552,7 @@ func localPolicyEnv(t *testing.T, ov *overlay) map[string]string {
 	for k, v := range ov.config {
 		env[k] = v
 	}
-	env["configPath"] = filepath.Join(root, "config", filepath.Base(cmp(ov.config["configPath"], "/config.yaml")))
+	env["configPath"] = filepath.Join(root, "config", filepath.Base(orDefault(ov.config["configPath"], "/config.yaml")))
 	if pf, ok := ov.config[config.KeyPolicyFile]; ok {
 		cm, key := configMapBehind(t, ov, pf)
 		local := filepath.Join(t.TempDir(), key)
@@ -564,7 +564,7 @@ func localPolicyEnv(t *testing.T, ov *overlay) map[string]string {
 	return env
 }
 
-func cmp(v, def string) string {
+func orDefault(v, def string) string {
 	if v == "" {
 		return def
 	}
@@ -642,7 +642,7 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 			if minR < 1 || maxR < minR {
 				t.Errorf("replica bounds %d..%d", minR, maxR)
 			}
-			switch src := cmp(ov.config["source"], "direct"); src {
+			switch src := orDefault(ov.config["source"], "direct"); src {
 			case "direct":
 				if cpaCfg.RunMode != cpa.RunModePerPod {
 					t.Errorf("source=direct with runMode %s, want %s", cpaCfg.RunMode, cpa.RunModePerPod)
@@ -661,7 +661,7 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 // cpaConfigFor loads the CPA config file an overlay selects (configPath, default /config.yaml).
 func cpaConfigFor(t *testing.T, ov *overlay) *cpa.Config {
 	t.Helper()
-	path := filepath.Join(repoRoot(t), "config", filepath.Base(cmp(ov.config["configPath"], "/config.yaml")))
+	path := filepath.Join(repoRoot(t), "config", filepath.Base(orDefault(ov.config["configPath"], "/config.yaml")))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -688,7 +688,7 @@ func TestTargetDeploymentAndServiceFit(t *testing.T) {
 			if !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
 				t.Errorf("Deployment selector does not match its template labels")
 			}
-			port, err := strconv.Atoi(cmp(ov.config["metricsPort"], "8000"))
+			port, err := strconv.Atoi(orDefault(ov.config["metricsPort"], "8000"))
 			if err != nil {
 				t.Fatalf("metricsPort: %v", err)
 			}

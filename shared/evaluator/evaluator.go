@@ -54,6 +54,7 @@ func Record(st *state.State, cfg policy.Config, d policy.Decision, now time.Time
 	switch {
 	case d.Target > d.Current:
 		st.LastScaleUp = &now
+		st.LastScaleUpSignals = d.Signals
 	case d.Target < d.Current:
 		st.LastScaleDown = &now
 	}

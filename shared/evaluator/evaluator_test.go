@@ -93,6 +93,7 @@ func TestPropertiesOverRandomSequences(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		current := cfg.MinReplicas
 		var lastUp, lastDown *time.Time
+		lastUpSignals := 0
 		load, base := 100.0, 100.0
 		for tick := 0; tick < 300; tick++ {
 			now := t0.Add(time.Duration(tick) * 15 * time.Second)
@@ -134,7 +135,7 @@ func TestPropertiesOverRandomSequences(t *testing.T) {
 				lastDown = &n
 			}
 			if d.Target > current && d.ScheduleFloor == 0 && d.PredictiveFloor < d.Target {
-				if lastUp != nil && now.Sub(*lastUp) < cfg.ScaleUpCooldown && !d.Urgent {
+				if lastUp != nil && now.Sub(*lastUp) < cfg.ScaleUpCooldown && !d.Urgent && d.Signals <= lastUpSignals {
 					t.Fatalf("seed %d tick %d: scale-up %s after the previous one", seed, tick, now.Sub(*lastUp))
 				}
 				step := max(cfg.DecisiveMaxPods, (current*int(cfg.DecisiveMaxFraction*100)+99)/100)
@@ -142,7 +143,7 @@ func TestPropertiesOverRandomSequences(t *testing.T) {
 					t.Fatalf("seed %d tick %d: step %d -> %d above the cap +%d", seed, tick, current, d.Target, step)
 				}
 				n := now
-				lastUp = &n
+				lastUp, lastUpSignals = &n, d.Signals
 			}
 			current = d.Target
 		}

@@ -121,7 +121,8 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 		gpuSum, gpuN         float64
 		ttft, e2e            signal.Histogram
 		rate, thr            float64
-		rateN, thrN, fresh   int
+		rateN, thrN, estN    int
+		estThr               float64
 		fleetQ               []*signal.Fleet
 		readyWithCompleteSig int
 	)
@@ -200,8 +201,9 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 				thr += f
 				rateN++
 				thrN++
-				if prev == nil {
-					fresh++ // measured from ReadyAt: still warming up
+				if prev != nil { // measured tick to tick, not from ReadyAt (still warming up)
+					estThr += f
+					estN++
 				}
 			}
 			pc := state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: now,
@@ -243,20 +245,28 @@ func Aggregate(in Input, st *state.State, opt Options, now time.Time) View {
 	}
 	if thrN > 0 && thrN == readyWithCompleteSig {
 		v.Throughput = ptr(thr)
-		if v.Ready > 0 && readyWithCompleteSig == v.Ready && thr > 0 && fresh == 0 {
-			perPod := thr / float64(v.Ready)
-			saturatedBefore := st.LastQueue != nil && *st.LastQueue >= opt.SaturationWaiting
-			switch {
-			case v.Queue() >= opt.SaturationWaiting && saturatedBefore:
-				learnCapacity(st, perPod)
-			case st.PodCapacityRPS != nil && perPod > *st.PodCapacityRPS:
-				// Unsaturated pods served more than the estimate: it was low.
-				st.PodCapacityRPS = ptr(perPod)
-			}
+	}
+	// Capacity: the throughput of the pods measured tick to tick (pods that
+	// just became ready are still warming up, and pods whose scrape lags
+	// are left out) while the queue per reporting pod was at the
+	// saturation level at both ends of the tick.
+	var queue float64
+	if readyWithCompleteSig > 0 {
+		queue = v.Waiting / float64(readyWithCompleteSig)
+	}
+	if estN > 0 && estThr > 0 {
+		perPod := estThr / float64(estN)
+		saturatedBefore := st.LastQueue != nil && *st.LastQueue >= opt.SaturationWaiting
+		switch {
+		case queue >= opt.SaturationWaiting && saturatedBefore:
+			learnCapacity(st, perPod)
+		case estN == v.Ready && st.PodCapacityRPS != nil && perPod > *st.PodCapacityRPS:
+			// Unsaturated pods served more than the estimate: it was low.
+			st.PodCapacityRPS = ptr(perPod)
 		}
 	}
-	if v.Ready > 0 && readyWithCompleteSig == v.Ready {
-		st.LastQueue = ptr(v.Queue())
+	if readyWithCompleteSig > 0 {
+		st.LastQueue = ptr(queue)
 	} else {
 		st.LastQueue = nil
 	}

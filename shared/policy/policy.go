@@ -436,6 +436,11 @@ func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now t
 				d.because("urgent (queue or SLO breach, corroborated): the scale-up cooldown %s does not apply", cfg.ScaleUpCooldown)
 				return rec
 			}
+			if d.Signals > st.LastScaleUpSignals && d.Signals >= 2 {
+				d.because("escalation: %d signals now against %d at the last scale-up, the cooldown %s does not hold it",
+					d.Signals, st.LastScaleUpSignals, cfg.ScaleUpCooldown)
+				return rec
+			}
 			d.because("scale-up to %d held: cooldown %s since the last scale-up %.0fs ago", rec, cfg.ScaleUpCooldown, now.Sub(*st.LastScaleUp).Seconds())
 			return current
 		}

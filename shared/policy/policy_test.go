@@ -19,6 +19,7 @@ func record(st *state.State, cfg Config, d Decision, now time.Time) {
 	st.AddRecommendation(state.Recommendation{At: now, Replicas: d.Recommendation}, cfg.DownStabilization+time.Minute)
 	if d.Target > d.Current {
 		st.LastScaleUp = &now
+		st.LastScaleUpSignals = d.Signals
 	}
 	if d.Target < d.Current {
 		st.LastScaleDown = &now
@@ -344,7 +345,7 @@ func TestUrgentBypassesUpCooldownOnlyWhenEnabledAndNothingStarts(t *testing.T) {
 	cfg.UrgentBypassesCooldown = true
 	st := state.New()
 	last := t0.Add(-20 * time.Second)
-	st.LastScaleUp = &last
+	st.LastScaleUp, st.LastScaleUpSignals = &last, 4 // no escalation: only urgency can bypass
 	v := fleet.View{Ready: 2, Waiting: 30, Running: 400, KVMean: p(0.95), StartupSeconds: 60}
 	d := Decide(v, st, cfg, 2, t0)
 	if !d.Urgent || d.Target <= 2 || !hasReason(d, "urgent") {
@@ -431,5 +432,23 @@ func TestStuckPods(t *testing.T) {
 	idle := fleet.View{Ready: 3, Stuck: 1, Running: 10, KVMean: p(0.05), ArrivalRate: p(2), StartupSeconds: 60}
 	if d := Decide(idle, state.New(), cfg, 4, t0); d.Target >= 4 {
 		t.Fatalf("idle with a stuck pod: target %d, want a scale-down; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// Inside the up-cooldown, more signals agreeing than at the last scale-up
+// (a moderate step that was not enough) is an escalation, not held.
+func TestEscalationInsideCooldown(t *testing.T) {
+	cfg := Default()
+	st := state.New()
+	last := t0.Add(-20 * time.Second)
+	st.LastScaleUp, st.LastScaleUpSignals = &last, 1
+	v := fleet.View{Ready: 4, Waiting: 200, Running: 1000, KVMean: p(0.95), StartupSeconds: 60}
+	d := Decide(v, st, cfg, 5, t0)
+	if d.Target <= 5 || !hasReason(d, "escalation") {
+		t.Fatalf("target %d reasons %q, want an escalation", d.Target, d.Reasons)
+	}
+	st.LastScaleUpSignals = d.Signals
+	if d := Decide(v, st, cfg, 5, t0); d.Target != 5 || !hasReason(d, "cooldown") {
+		t.Fatalf("same signals again: target %d reasons %q, want held", d.Target, d.Reasons)
 	}
 }

@@ -37,6 +37,9 @@ type State struct {
 	// lowered the target.
 	LastScaleUp   *time.Time `json:"lastScaleUp,omitempty"`
 	LastScaleDown *time.Time `json:"lastScaleDown,omitempty"`
+	// LastScaleUpSignals is how many signals agreed at the last scale-up:
+	// more agreeing inside the up-cooldown is an escalation it does not hold.
+	LastScaleUpSignals int `json:"lastScaleUpSignals,omitempty"`
 	// Recommendations are the recent unstabilised recommendations, oldest first.
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
 	// GPUUtilEWMA is the smoothed fleet GPU utilisation (0-1).

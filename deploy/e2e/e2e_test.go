@@ -24,13 +24,13 @@ const (
 	overlay    = "deploy/overlays/edge"
 
 	tick = 2 * time.Second // CPA interval in this test
-	// Short windows so the run takes about two minutes; the shipped defaults are 60 s / 300 s / 300 s.
+	// Short windows so the run takes about two minutes (shipped defaults: scaleUpCooldown 60 s, scaleDownCooldown
+	// and downStabilization 300 s, peakWindow 2 min).
 	scaleUpCooldown = 6 * time.Second
 	downWindow      = 20 * time.Second // evaluate's scaleDownCooldown = downStabilization = peakWindow
 	// Demands (in "pods at 100 %") the emulated fleet carries.
 	idleDemand = 0.3
 	busyDemand = 3.6 // 14.4 req/s: 4.5 pods at capacityTarget 0.8, away from a rounding boundary
-	hugeDemand = 12.0
 )
 
 // testOverrides are the CustomPodAutoscaler config entries a user would set for fast windows; they are passed
@@ -42,7 +42,7 @@ func testOverrides() []string {
 		"scaleDownCooldown=" + downWindow.String(),
 		"downStabilization=" + downWindow.String(),
 		"peakWindow=" + downWindow.String(),
-		"defaultStartup=2s",
+		"defaultStartup=2s", // kwok pods are Ready at once; no startup to compensate for
 		fmt.Sprintf("podCapacityRPS=%g", podCapacityRPS),
 		"logVerbosity=3", // CPA then logs every evaluation (with evaluate's reasons) into the CPA log
 	}

@@ -83,6 +83,7 @@ func TestBadInputExitsNonZeroWithOneLine(t *testing.T) {
 		"wrong type":     []byte(`{"metrics":null,"resource":{"spec":{"replicas":"two"}},"runType":"scaler"}`),
 		"signal version": []byte(`{"metrics":[{"resource":"a","value":"{\"v\":7}"}],"resource":{"spec":{"replicas":2}},"runType":"scaler"}`),
 		"bad clock":      evaluator.SyntheticInput(1, time.Now()),
+		"oversized":      bytes.Repeat([]byte(" "), cpa.MaxInputBytes+1),
 	} {
 		env := []string{"stateFile=" + stateFile}
 		if name == "bad clock" {
@@ -101,6 +102,48 @@ func TestBadInputExitsNonZeroWithOneLine(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(stateFile); string(b) != `{"v":1}` {
 		t.Errorf("state touched: %s", b)
+	}
+}
+
+// One pod's value that is present but not a valid signal report fails the
+// whole run, naming that entry; an empty value is only a missing pod.
+func TestBadMetricValueExitsNonZeroNamingThePod(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(stateFile, []byte(`{"v":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := evaluator.SyntheticInput(3, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	const pod = `\"name\":\"vllm-001\",\"ready\":true,\"scrapeTime\":\"2026-11-29T12:00:00Z\"`
+	for name, value := range map[string]string{
+		"not JSON":         `{\"v\":1,`,
+		"NaN":              `NaN`,
+		"negative":         `{\"v\":1,\"pods\":[{` + pod + `,\"waiting\":-2}]}`,
+		"wrong type":       `{\"v\":1,\"pods\":[{` + pod + `,\"running\":true}]}`,
+		"fraction above 1": `{\"v\":1,\"pods\":[{` + pod + `,\"kvCacheUsage\":3}]}`,
+		"unknown version":  `{\"v\":7,\"pods\":[{` + pod + `}]}`,
+	} {
+		in := withValue(t, good, "vllm-001", value)
+		out, stderr, _, err := run(t, in, "stateFile="+stateFile, "INFERSCALE_NOW=2026-11-29T12:00:05Z")
+		if err == nil {
+			t.Errorf("%s: exit 0", name)
+		}
+		if out != "" {
+			t.Errorf("%s: stdout %q", name, out)
+		}
+		if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "metrics[1]") ||
+			!strings.Contains(stderr, "vllm-001") {
+			t.Errorf("%s: stderr is not one line naming metrics[1] (vllm-001): %q", name, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(stateFile); string(b) != `{"v":1}` {
+		t.Errorf("state touched: %s", b)
+	}
+	// The same input with that value left out (metric printed nothing):
+	// the pod is missing and the run decides.
+	in := withValue(t, good, "vllm-001", "")
+	out, stderr, _, err := run(t, in, "stateFile="+stateFile, "INFERSCALE_NOW=2026-11-29T12:00:05Z")
+	if err != nil || !strings.Contains(out, `"targetReplicas"`) {
+		t.Fatalf("empty value: err %v stdout %q stderr %q", err, out, stderr)
 	}
 }
 
@@ -138,6 +181,20 @@ func TestConcurrentProcessesShareOneStateFile(t *testing.T) {
 	if len(st.Recommendations) != n {
 		t.Fatalf("%d recommendations kept, want %d (a write was lost)", len(st.Recommendations), n)
 	}
+}
+
+// withValue replaces one pod's (already JSON-escaped) metric value in a
+// synthetic evaluate input.
+func withValue(t *testing.T, input []byte, pod, value string) []byte {
+	t.Helper()
+	key := []byte(`"resource":"` + pod + `","value":"`)
+	start := bytes.Index(input, key)
+	if start < 0 {
+		t.Fatalf("no value for %s in the input", pod)
+	}
+	start += len(key)
+	end := start + bytes.Index(input[start:], []byte(`"}`))
+	return append(append(append([]byte{}, input[:start]...), value...), input[end:]...)
 }
 
 // BenchmarkProcess64Pods execs the built binary on a 64-pod input with a

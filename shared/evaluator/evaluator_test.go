@@ -181,13 +181,47 @@ func TestParseInputBadInputs(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	in, warns, err := ParseInput(input(t, "2", goodValue, "", `{"v":1,"pods":[{"name":"x","waiting":-1,"ready":true,"scrapeTime":"2026-11-29T12:00:00Z"}]}`, "NaN"))
+	// A value that is present but not a valid signal report fails the
+	// whole input, naming the entry and the pod.
+	const pod = `"name":"x","ready":true,"scrapeTime":"2026-11-29T12:00:00Z"`
+	badValues := map[string]string{
+		"not JSON":          "NaN",
+		"truncated":         goodValue[:40],
+		"two documents":     goodValue + goodValue,
+		"wrong type":        `{"v":1,"pods":[{` + pod + `,"waiting":"3"}]}`,
+		"negative":          `{"v":1,"pods":[{` + pod + `,"waiting":-1}]}`,
+		"fraction above 1":  `{"v":1,"pods":[{` + pod + `,"kvCacheUsage":1.5}]}`,
+		"overflow to Inf":   `{"v":1,"pods":[{` + pod + `,"running":1e999}]}`,
+		"version 2":         `{"v":2,"pods":[{` + pod + `}]}`,
+		"version missing":   `{"pods":[{` + pod + `}]}`,
+		"version string":    `{"v":"1","pods":[{` + pod + `}]}`,
+		"no pods":           `{"v":1}`,
+		"array":             `[1]`,
+		"histogram not cum": `{"v":1,"pods":[{` + pod + `,"ttft":{"b":[{"le":1,"c":5},{"le":2,"c":3}],"count":5,"sum":1}}]}`,
+	}
+	for name, v := range badValues {
+		_, _, err := ParseInput(input(t, "3", goodValue, "", v))
+		if err == nil {
+			t.Errorf("bad value %s: accepted", name)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "metrics[2]") || !strings.Contains(msg, `"pod-2"`) || strings.Contains(msg, "\n") {
+			t.Errorf("bad value %s: error does not name the entry on one line: %q", name, msg)
+		}
+	}
+	// An empty value (metric printed nothing) is a missing pod, not an error.
+	in, warns, err := ParseInput(input(t, "2", goodValue, "", " \n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.CurrentReplicas != 2 || len(in.Entries) != 4 || in.Entries[0].Report == nil || in.Entries[1].Report != nil ||
-		in.Entries[2].Report != nil || in.Entries[3].Report != nil || len(warns) != 3 {
+	if in.CurrentReplicas != 2 || len(in.Entries) != 3 || in.Entries[0].Report == nil || in.Entries[1].Report != nil ||
+		in.Entries[2].Report != nil || len(warns) != 2 || in.Entries[1].Resource != "pod-1" {
 		t.Fatalf("entries %+v warnings %q", in.Entries, warns)
+	}
+	// CPA leaves "value" out when the metric run printed nothing.
+	in, _, err = ParseInput([]byte(`{"metrics":[{"resource":"a"}],"resource":{"spec":{"replicas":1}},"runType":"scaler"}`))
+	if err != nil || len(in.Entries) != 1 || in.Entries[0].Report != nil || in.Entries[0].Resource != "a" {
+		t.Fatalf("value left out: %v %+v", err, in)
 	}
 	if in, _, err := ParseInput([]byte(`{"metrics":null,"resource":{"spec":{"replicas":0}},"runType":"api_dry_run"}`)); err != nil || len(in.Entries) != 0 {
 		t.Fatalf("null metrics: %v", err)

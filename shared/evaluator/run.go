@@ -39,9 +39,12 @@ type Input struct {
 
 // ParseInput checks the whole CPA evaluate stdin. An error means the input
 // is unusable as a whole (the process must exit non-zero and touch
-// nothing). A metric value that cannot be decoded only makes that pod
-// missing; the warning says why. A value of another signal version is an
-// error: metric and evaluate are out of step.
+// nothing). An empty metric value (the metric run printed nothing, so CPA
+// left "value" out) makes that pod missing, never a reason to scale down;
+// the warning says so. A value that is present but is not a valid signal
+// report (not JSON, wrong types, NaN/Inf, negative counts, fractions above
+// 1, another signal version) is an error naming the pod: metric and
+// evaluate are out of step, or something else wrote the value.
 func ParseInput(b []byte) (*Input, []string, error) {
 	in, err := cpa.ParseEvaluateInput(b)
 	if err != nil {
@@ -54,7 +57,7 @@ func ParseInput(b []byte) (*Input, []string, error) {
 	if rep.Type != gjson.Number || rep.Num != float64(int64(rep.Num)) || rep.Num < 0 || rep.Num > 1e6 {
 		return nil, nil, fmt.Errorf("evaluate input: \"resource.spec.replicas\" must be a non-negative integer, got %s", rep.Raw)
 	}
-	out := &Input{RunType: in.RunType, CurrentReplicas: int(rep.Num)}
+	out := &Input{RunType: in.RunType, CurrentReplicas: int(rep.Num), Entries: make([]Entry, 0, len(in.Metrics))}
 	var warnings []string
 	for i, m := range in.Metrics {
 		name := m.Resource
@@ -66,18 +69,22 @@ func ParseInput(b []byte) (*Input, []string, error) {
 			out.Entries = append(out.Entries, Entry{Resource: name})
 			continue
 		}
-		if v := gjson.Get(m.Value, "v"); v.Exists() && v.Type == gjson.Number && int(v.Num) != signal.Version {
-			return nil, nil, fmt.Errorf("evaluate input: %s: signal version %s is not supported (this build reads %d)", name, v.Raw, signal.Version)
-		}
 		r, err := decodeReport(m.Value)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: %v; pod counted as missing", name, err))
-			out.Entries = append(out.Entries, Entry{Resource: name})
-			continue
+			return nil, nil, fmt.Errorf("evaluate input: metrics[%d] (%s): %w", i, displayName(m.Resource), err)
 		}
 		out.Entries = append(out.Entries, Entry{Resource: name, Report: r})
 	}
 	return out, warnings, nil
+}
+
+// displayName is a resource name for an error message: quoted, or
+// "no resource name" when CPA gave none.
+func displayName(resource string) string {
+	if resource == "" {
+		return "no resource name"
+	}
+	return fmt.Sprintf("pod %q", resource)
 }
 
 // StoreOpener builds the state store named by the configuration; it lets
@@ -169,16 +176,19 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, env config.Look
 // Timeout bounds one evaluate run (CPA's timeout kills it anyway).
 const Timeout = 20 * time.Second
 
-// decodeReport is signal.Decode without its separate version probe (the
-// caller has checked "v" with gjson): one JSON pass per value matters at
-// 64 pods per tick.
+// decodeReport decodes and validates one metric value. The version is
+// probed with gjson first so that a report of another signal version is
+// named as such rather than as a field mismatch.
 func decodeReport(value string) (*signal.Report, error) {
+	if v := gjson.Get(value, "v"); v.Exists() && v.Type == gjson.Number && v.Num != float64(signal.Version) {
+		return nil, fmt.Errorf("signal version %s is not supported (this build reads %d)", v.Raw, signal.Version)
+	}
 	var r signal.Report
 	if err := cpa.DecodeStrict([]byte(value), &r); err != nil {
-		return nil, fmt.Errorf("signal report: %w", err)
+		return nil, fmt.Errorf("not a valid signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid signal report: %w", err)
 	}
 	return &r, nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxStateBytes bounds a state document; a larger one is treated as corrupt.
@@ -40,18 +42,17 @@ func Decode(b []byte) (*State, error) {
 	if len(b) > MaxStateBytes {
 		return nil, fmt.Errorf("state is %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
 	}
-	var probe struct {
-		Version *int `json:"v"`
+	// The version is probed with gjson (no reflection, no allocation); a
+	// document that is not JSON fails the strict decode below.
+	if !gjson.ValidBytes(b) {
+		return nil, errors.New("state is not valid JSON")
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("state is not valid JSON: %w", err)
-	}
-	if probe.Version == nil || *probe.Version != Version {
-		v := "missing"
-		if probe.Version != nil {
-			v = fmt.Sprint(*probe.Version)
+	if v := gjson.GetBytes(b, "v"); v.Type != gjson.Number || v.Num != Version {
+		raw := v.Raw
+		if !v.Exists() {
+			raw = "missing"
 		}
-		return nil, fmt.Errorf("state schema version %s is not %d", v, Version)
+		return nil, fmt.Errorf("state schema version %s is not %d", raw, Version)
 	}
 	st := New()
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -332,6 +332,10 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	return d
 }
 
+// unknownCapacityStep caps the growth of the load per pod that one
+// scale-down may cause while the per-pod capacity is unknown.
+const unknownCapacityStep = 1.25
+
 // scaleDownRecommendation returns current minus the pods that can go while
 // keeping headroom, or current with the reason it may not.
 func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, needed int, capRPS float64) int {
@@ -373,6 +377,13 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 	maxK := max(1, int(math.Floor(float64(current)*cfg.MaxScaleDownFraction)))
 	if !haveCapacityModel {
 		maxK = 1
+	}
+	if capRPS <= 0 {
+		// No per-pod capacity known yet: running requests and KV grow
+		// much faster than the load per pod near saturation, so their
+		// projection cannot tell how far the pods can be packed. One
+		// step raises the load per pod by at most unknownCapacityStep.
+		maxK = min(maxK, max(1, int(math.Floor(float64(v.Ready)*(1-1/unknownCapacityStep)))))
 	}
 	k := 0
 	for try := 1; try <= maxK && current-try >= floor; try++ {

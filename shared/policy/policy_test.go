@@ -452,3 +452,26 @@ func TestEscalationInsideCooldown(t *testing.T) {
 		t.Fatalf("same signals again: target %d reasons %q, want held", d.Target, d.Reasons)
 	}
 }
+
+// Without a per-pod capacity the batch and KV projections alone let 8
+// lightly loaded pods halve (demo trace: 8 -> 4 at 50 req/s, then 20 s
+// TTFT); one step may raise the load per pod by at most 25% instead.
+func TestUnknownCapacityLimitsScaleDownStep(t *testing.T) {
+	cfg := Default()
+	cfg.DownStabilization = 0
+	cfg.MaxReplicas = 30
+	st := state.New()
+	v := fleet.View{Ready: 8, Running: 185, KVMean: p(0.08), ArrivalRate: p(50), StartupSeconds: 60}
+	if d := Decide(v, st, cfg, 8, t0); d.Target != 7 {
+		t.Fatalf("no capacity known: target %d, want 7 (8 x 0.8 = 6.4 pods' worth of load kept per step); reasons %q", d.Target, d.Reasons)
+	}
+	v.Ready, v.Running = 20, 400
+	if d := Decide(v, st, cfg, 20, t0); d.Target != 16 {
+		t.Fatalf("no capacity known, 20 pods: target %d, want 16; reasons %q", d.Target, d.Reasons)
+	}
+	cfg.PodCapacityRPS = 20 // 50/16 -> 4 pods needed; the 50% cap allows 4
+	v.Ready, v.Running = 8, 185
+	if d := Decide(v, st, cfg, 8, t0); d.Target != 4 {
+		t.Fatalf("capacity known: target %d, want 4; reasons %q", d.Target, d.Reasons)
+	}
+}

@@ -69,7 +69,7 @@ func ParseInput(b []byte) (*Input, []string, error) {
 			out.Entries = append(out.Entries, Entry{Resource: name})
 			continue
 		}
-		r, err := decodeReport(m.Value)
+		r, err := signal.Decode(m.Value)
 		if err != nil {
 			return nil, nil, fmt.Errorf("evaluate input: metrics[%d] (%s): %w", i, displayName(m.Resource), err)
 		}
@@ -175,23 +175,6 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, env config.Look
 
 // Timeout bounds one evaluate run (CPA's timeout kills it anyway).
 const Timeout = 20 * time.Second
-
-// decodeReport decodes and validates one metric value. The version is
-// probed with gjson first so that a report of another signal version is
-// named as such rather than as a field mismatch.
-func decodeReport(value string) (*signal.Report, error) {
-	if v := gjson.Get(value, "v"); v.Exists() && v.Type == gjson.Number && v.Num != float64(signal.Version) {
-		return nil, fmt.Errorf("signal version %s is not supported (this build reads %d)", v.Raw, signal.Version)
-	}
-	var r signal.Report
-	if err := cpa.DecodeStrict([]byte(value), &r); err != nil {
-		return nil, fmt.Errorf("not a valid signal report: %w", err)
-	}
-	if err := r.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid signal report: %w", err)
-	}
-	return &r, nil
-}
 
 // checkFileKeys rejects keys in the policy file that nothing reads (CPA
 // itself silently ignores typos in its config; we do not).

@@ -14,7 +14,11 @@ import (
 // checked here; unknown fields are ignored as encoding/json would, but keys
 // are matched exactly (encoding/json would also accept "LE" for "le").
 func (h *Histogram) UnmarshalJSON(b []byte) error {
-	v := gjson.ParseBytes(b)
+	return h.fromResult(gjson.ParseBytes(b))
+}
+
+// fromResult decodes a parsed histogram value (null leaves h unchanged).
+func (h *Histogram) fromResult(v gjson.Result) error {
 	if v.Type == gjson.Null {
 		return nil
 	}

@@ -12,9 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/tidwall/gjson"
 )
 
 // Version is the schema version written in every report ("v").
@@ -145,28 +146,26 @@ func (r *Report) Encode() ([]byte, error) {
 }
 
 // Decode parses one metric-stage value (a single JSON document, surrounding
-// whitespace allowed) and validates it.
+// whitespace allowed) and validates it. The version is checked before the
+// fields, so a report of another version is named as such.
 func Decode(value string) (*Report, error) {
-	var probe struct {
-		Version *int `json:"v"`
+	if err := checkSyntax(value); err != nil {
+		return nil, fmt.Errorf("signal report is %w", err)
 	}
-	if err := cpa.DecodeStrict([]byte(value), &probe); err != nil {
-		return nil, fmt.Errorf("signal report is not valid JSON: %w", err)
-	}
-	if probe.Version == nil {
+	switch v := gjson.Get(value, "v"); {
+	case !v.Exists():
 		return nil, errors.New("signal report has no version field \"v\"")
+	case v.Type != gjson.Number || v.Raw != strconv.Itoa(Version):
+		return nil, fmt.Errorf("signal report version %s is not supported (this build reads %d)", v.Raw, Version)
 	}
-	if *probe.Version != Version {
-		return nil, fmt.Errorf("signal report version %d is not supported (this build reads %d)", *probe.Version, Version)
-	}
-	var r Report
-	if err := cpa.DecodeStrict([]byte(value), &r); err != nil {
+	r, err := parse(value)
+	if err != nil {
 		return nil, fmt.Errorf("signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r, nil
 }
 
 // Validate rejects reports no honest source produces: NaN or infinite

@@ -50,7 +50,7 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 		{"not json", `{"v":1,`, "not valid JSON"},
 		{"no version", `{"pods":[{"name":"a"}]}`, "no version"},
 		{"future version", `{"v":2,"pods":[{"name":"a"}]}`, "version 2 is not supported"},
-		{"wrong type", `{"v":1,"pods":[{"name":"a","waiting":"3"}]}`, "cannot unmarshal"},
+		{"wrong type", `{"v":1,"pods":[{"name":"a","waiting":"3"}]}`, "pods: [0]: waiting: want a number"},
 		{"empty", `{"v":1}`, "neither pods nor fleet"},
 		{"unnamed pod", `{"v":1,"pods":[{"ready":true}]}`, "missing name"},
 		{"negative queue", `{"v":1,"pods":[{"name":"a","waiting":-1}]}`, "negative"},

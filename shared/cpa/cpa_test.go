@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestParseEvaluateInput(t *testing.T) {
@@ -126,4 +130,87 @@ func FuzzParseMetricInput(f *testing.F) {
 			t.Fatalf("accepted input without a valid runType/resource: %q", b)
 		}
 	})
+}
+
+// evaluateInputCases are read by decodeEvaluateInput exactly as
+// json.Unmarshal reads them (or rejected by both).
+var evaluateInputCases = []string{
+	`{"metrics":[{"resource":"web-abc","value":"{\"v\":1,\"pods\":[{\"name\":\"a\\u00e9\"}]}\n"},{"resource":"web-def"},null,{"value":null}],"resource":{"kind":"Deployment","spec":{"replicas":3}},"runType":"scaler","extra":[1,{}]}`,
+	`{"metrics":null,"resource":{ "spec" : { "replicas" : 0 } },"runType":"api"}`,
+	`{"metrics":[],"resource":null,"runType":null}`,
+	` {"resource":3} `,
+	`null`,
+	`{}`,
+	`{"metrics":"x"}`,
+	`{"metrics":[1]}`,
+	`{"metrics":[{"resource":5}]}`,
+	`{"metrics":[{"value":{}}]}`,
+	`{"runType":1}`,
+	`[]`,
+	`{"metrics":[`,
+	`{} {}`,
+	``,
+}
+
+func TestDecodeEvaluateInputMatchesEncodingJSON(t *testing.T) {
+	for _, in := range evaluateInputCases {
+		compareEvaluateInput(t, in)
+	}
+}
+
+func FuzzDecodeEvaluateInputMatchesEncodingJSON(f *testing.F) {
+	for _, in := range evaluateInputCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		// Outside the promise: invalid UTF-8 (encoding/json replaces it)
+		// and keys that match a field only when case is ignored or repeat.
+		if !utf8.ValidString(in) || !exactKeys(in) {
+			return
+		}
+		compareEvaluateInput(t, in)
+	})
+}
+
+func compareEvaluateInput(t *testing.T, in string) {
+	t.Helper()
+	var want EvaluateInput
+	werr := json.Unmarshal([]byte(in), &want)
+	got, gerr := decodeEvaluateInput([]byte(in))
+	switch {
+	case (werr == nil) != (gerr == nil):
+		t.Errorf("%q: encoding/json error %v, decodeEvaluateInput error %v", in, werr, gerr)
+	case werr == nil && !reflect.DeepEqual(*got, want):
+		t.Errorf("%q:\ngot  %+v\nwant %+v", in, *got, want)
+	}
+}
+
+// exactKeys reports whether no object key repeats or differs from one of
+// the decoded field names only by case.
+func exactKeys(in string) bool {
+	if !gjson.Valid(in) {
+		return true
+	}
+	fields := map[string]string{"metrics": "metrics", "resource": "resource", "runtype": "runType", "value": "value"}
+	ok := true
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		if !v.IsObject() && !v.IsArray() {
+			return
+		}
+		seen := map[string]bool{}
+		v.ForEach(func(k, x gjson.Result) bool {
+			if v.IsObject() {
+				lower := strings.ToLower(k.Str)
+				if seen[lower] || (fields[lower] != "" && fields[lower] != k.Str) {
+					ok = false
+				}
+				seen[lower] = true
+			}
+			walk(x)
+			return ok
+		})
+	}
+	walk(gjson.Parse(in))
+	return ok
 }

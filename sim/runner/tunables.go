@@ -58,7 +58,7 @@ func Tunables(policyName string, only []string) ([]tune.Param, error) {
 func SpecWith(name string, params map[string]float64) Spec {
 	sp := Spec{Name: name, Params: map[string]string{}}
 	for k, v := range params {
-		sp.Params[k] = strconv.FormatFloat(v+0, 'g', 6, 64) // +0 turns -0 into 0
+		sp.Params[k] = strconv.FormatFloat(v+0, 'g', -1, 64) // exact, so the spec replays what was measured; +0 turns -0 into 0
 	}
 	return sp
 }

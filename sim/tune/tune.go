@@ -85,8 +85,10 @@ func Grid(p Param, n int) []float64 {
 		}
 		if p.Integer {
 			v = math.Round(v)
+		} else {
+			v = round3(v)
 		}
-		out = append(out, v)
+		out = append(out, min(max(v, p.Min), p.Max))
 	}
 	out = append(out, p.Default)
 	sort.Float64s(out)
@@ -97,6 +99,16 @@ func Grid(p Param, n int) []float64 {
 		}
 	}
 	return uniq
+}
+
+// round3 keeps three significant digits, so that settings print short
+// and exactly (a printed setting must replay as the one measured).
+func round3(v float64) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	scale := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
 }
 
 // Search runs the coordinate search.
@@ -184,7 +196,7 @@ func Key(set map[string]float64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + strconv.FormatFloat(set[k]+0, 'g', 6, 64) // +0 turns -0 into 0
+		parts[i] = k + "=" + strconv.FormatFloat(set[k]+0, 'g', -1, 64) // exact; +0 turns -0 into 0
 	}
 	return strings.Join(parts, ",")
 }

@@ -73,3 +73,18 @@ func TestGridIsLogSpacedOverDecadesAndIncludesDefault(t *testing.T) {
 		}
 	}
 }
+
+func TestGridValuesPrintExactlyAndStayInRange(t *testing.T) {
+	for _, v := range Grid(Param{Name: "q", Min: 0.5, Max: 50, Default: 3}, 7) {
+		s := Key(map[string]float64{"q": v})
+		if len(s) > len("q=")+6 {
+			t.Errorf("grid value %v prints as %q: too long to read back reliably", v, s)
+		}
+		if v < 0.5 || v > 50 {
+			t.Errorf("grid value %v outside [0.5, 50]", v)
+		}
+	}
+	if Key(map[string]float64{"a": math.Copysign(0, -1)}) != "a=0" {
+		t.Error("-0 prints as -0")
+	}
+}

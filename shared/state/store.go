@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,10 +53,8 @@ func Decode(b []byte) (*State, error) {
 		}
 		return nil, fmt.Errorf("state schema version %s is not %d", raw, Version)
 	}
-	st := New()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(st); err != nil {
+	st, err := decodeDoc(string(b))
+	if err != nil {
 		return nil, fmt.Errorf("state does not match schema %d: %w", Version, err)
 	}
 	if err := st.check(); err != nil {

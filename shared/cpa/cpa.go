@@ -78,6 +78,25 @@ func ReadAll(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// readHint is the buffer ReadString starts with: a 64-pod evaluate input
+// is ~100 KB. Pages of it that are never written are never touched.
+const readHint = 256 << 10
+
+// ReadString is ReadAll into a string, without the copy that converting
+// the bytes would make (evaluate parses its stdin as a string).
+func ReadString(r io.Reader, limit int64) (string, error) {
+	var sb strings.Builder
+	sb.Grow(int(min(limit+1, readHint)))
+	n, err := io.Copy(&sb, io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("reading stdin: %w", err)
+	}
+	if n > limit {
+		return "", fmt.Errorf("%w (%d bytes)", ErrInputTooLarge, limit)
+	}
+	return sb.String(), nil
+}
+
 // ValidRunType reports whether s is one of the run types CPA sends.
 func ValidRunType(s string) bool {
 	return s == RunTypeScaler || s == RunTypeAPI || s == RunTypeAPIDryRun
@@ -116,11 +135,17 @@ func ParseMetricInput(b []byte) (*MetricInput, error) {
 
 // ParseEvaluateInput decodes and checks the evaluate stdin.
 func ParseEvaluateInput(b []byte) (*EvaluateInput, error) {
+	return ParseEvaluateInputString(string(b))
+}
+
+// ParseEvaluateInputString is ParseEvaluateInput on a string (no copy:
+// metric values that need no unescaping share its memory).
+func ParseEvaluateInputString(b string) (*EvaluateInput, error) {
 	in, err := decodeEvaluateInput(b)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate input is not valid JSON: %w", err)
 	}
-	if len(in.Resource) == 0 || bytes.Equal(in.Resource, []byte("null")) {
+	if len(in.Resource) == 0 || string(in.Resource) == "null" {
 		return nil, errors.New("evaluate input: missing field \"resource\"")
 	}
 	if bytes.TrimSpace(in.Resource)[0] != '{' {
@@ -142,11 +167,10 @@ func ParseEvaluateInput(b []byte) (*EvaluateInput, error) {
 // input is ~100 KB of escaped metric values and this runs once per tick in
 // a fresh process. Keys are matched exactly (encoding/json would also take
 // "Metrics"); CPA writes them exactly.
-func decodeEvaluateInput(b []byte) (*EvaluateInput, error) {
-	s := string(b)
+func decodeEvaluateInput(s string) (*EvaluateInput, error) {
 	if !gjson.Valid(s) {
 		var raw json.RawMessage
-		if err := DecodeStrict(b, &raw); err != nil {
+		if err := DecodeStrict([]byte(s), &raw); err != nil {
 			return nil, err
 		}
 		return nil, errors.New("malformed JSON")

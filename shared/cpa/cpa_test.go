@@ -74,6 +74,19 @@ func TestParseMetricInput(t *testing.T) {
 	}
 }
 
+func TestReadStringLimit(t *testing.T) {
+	if _, err := ReadString(strings.NewReader("abcdef"), 5); !errors.Is(err, ErrInputTooLarge) {
+		t.Fatalf("err = %v, want ErrInputTooLarge", err)
+	}
+	big := strings.Repeat("x", readHint+3)
+	for _, in := range []string{"", "abcde", big} {
+		s, err := ReadString(strings.NewReader(in), int64(len(big)))
+		if err != nil || s != in {
+			t.Fatalf("got %d bytes, %v; want %d", len(s), err, len(in))
+		}
+	}
+}
+
 func TestReadAllLimit(t *testing.T) {
 	if _, err := ReadAll(strings.NewReader("abcdef"), 5); !errors.Is(err, ErrInputTooLarge) {
 		t.Fatalf("err = %v, want ErrInputTooLarge", err)
@@ -176,7 +189,7 @@ func compareEvaluateInput(t *testing.T, in string) {
 	t.Helper()
 	var want EvaluateInput
 	werr := json.Unmarshal([]byte(in), &want)
-	got, gerr := decodeEvaluateInput([]byte(in))
+	got, gerr := decodeEvaluateInput(in)
 	switch {
 	case (werr == nil) != (gerr == nil):
 		t.Errorf("%q: encoding/json error %v, decodeEvaluateInput error %v", in, werr, gerr)

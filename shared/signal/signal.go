@@ -163,7 +163,7 @@ func Decode(value string) (*Report, error) {
 		return nil, fmt.Errorf("signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid signal report: %w", err)
 	}
 	return r, nil
 }

@@ -8,7 +8,6 @@
 package signal
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -138,7 +137,7 @@ func (r *Report) Encode() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(r)
+	b, err := appendReport(make([]byte, 0, 4096), r)
 	if err != nil {
 		return nil, fmt.Errorf("encoding report: %w", err)
 	}

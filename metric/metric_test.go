@@ -19,6 +19,7 @@ import (
 	"github.com/inferscale/inferscale/shared/expo/expotest"
 	"github.com/inferscale/inferscale/shared/kube"
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/source"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -256,4 +257,12 @@ func FuzzMetricInput(f *testing.F) {
 			t.Fatalf("accepted input gave an invalid report: %v\n%s", err, out)
 		}
 	})
+}
+
+// loadSettings checks only a configured prometheusMatchers; the default
+// must therefore be valid itself.
+func TestDefaultPrometheusMatchersAreValid(t *testing.T) {
+	if err := source.ValidateMatchers(source.RenderMatchers(defaultPromMatchers, "inference", "llm.a")); err != nil {
+		t.Fatal(err)
+	}
 }

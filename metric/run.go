@@ -65,6 +65,8 @@ func (e env) run(ctx context.Context, stdin io.Reader, log *slog.Logger) ([]byte
 	if err != nil {
 		return nil, err
 	}
+	// UTC: printing a time in the local zone would load /etc/localtime.
+	now = now.UTC()
 	var rep *signal.Report
 	switch kind := gjson.GetBytes(in.Resource, "kind").String(); kind {
 	case "", "Pod":

@@ -139,8 +139,13 @@ func loadSettings(c *config.Source) (*settings, error) {
 		Timeout:            s.timeout,
 	}
 	s.promMatchers = c.String(keyPromMatchers, defaultPromMatchers)
-	if err := source.ValidateMatchers(source.RenderMatchers(s.promMatchers, "ns", "name")); err != nil {
-		c.Failf(keyPromMatchers, "%v", err)
+	// Only a configured value is checked: the default is valid (a test
+	// says so), and compiling the syntax regexp is a visible share of a
+	// per-pod run that never queries Prometheus.
+	if s.promMatchers != defaultPromMatchers {
+		if err := source.ValidateMatchers(source.RenderMatchers(s.promMatchers, "ns", "name")); err != nil {
+			c.Failf(keyPromMatchers, "%v", err)
+		}
 	}
 	s.promWindow = c.Duration(keyPromWindow, time.Minute, 10*time.Second, time.Hour)
 	s.promQ = parseQuantiles(c, c.String(keyPromQuantiles, "0.5,0.9,0.99"))

@@ -197,15 +197,37 @@ func withValue(t *testing.T, input []byte, pod, value string) []byte {
 	return append(append(append([]byte{}, input[:start]...), value...), input[end:]...)
 }
 
+// trivialGoBinary builds a Go program that does nothing, the floor any Go
+// process pays on this machine (runtime start-up, no package inits).
+func trivialGoBinary(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	files := map[string]string{"go.mod": "module trivial\n\ngo 1.26\n", "main.go": "package main\n\nfunc main() {}\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "trivial")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the trivial Go binary: %v\n%s", err, msg)
+	}
+	return out
+}
+
 // BenchmarkProcess64Pods execs the built binary on a 64-pod input with a
 // warm state file and reports the median wall time and the peak RSS.
 func BenchmarkProcess64Pods(b *testing.B) {
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	in := evaluator.SyntheticInput(64, at)
 	stateFile := filepath.Join(b.TempDir(), "s.json")
-	var times, cpu, spawn []time.Duration
+	var times, cpu, spawn, goSpawn []time.Duration
 	var peakKB int64
 	truePath, _ := exec.LookPath("true")
+	trivial := trivialGoBinary(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now := at.Add(time.Duration(i) * 15 * time.Second).Format(time.RFC3339)
@@ -222,6 +244,12 @@ func BenchmarkProcess64Pods(b *testing.B) {
 				spawn = append(spawn, time.Since(start))
 			}
 		}
+		// And of starting a Go program that does nothing.
+		start = time.Now()
+		if err := exec.Command(trivial).Run(); err != nil {
+			b.Fatal(err)
+		}
+		goSpawn = append(goSpawn, time.Since(start))
 		if ru != nil {
 			peakKB = max(peakKB, ru.Maxrss)
 			cpu = append(cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
@@ -238,5 +266,9 @@ func BenchmarkProcess64Pods(b *testing.B) {
 	b.ReportMetric(median(times), "median-ms")
 	b.ReportMetric(median(cpu), "median-cpu-ms")
 	b.ReportMetric(median(spawn), "true-spawn-ms")
+	b.ReportMetric(median(goSpawn), "go-trivial-ms")
+	if m := median(goSpawn); m > 0 {
+		b.ReportMetric(median(times)/m, "x-go-trivial")
+	}
 	b.ReportMetric(float64(peakKB)/1024, "peak-RSS-MB")
 }

@@ -61,18 +61,49 @@ func BenchmarkMetricProcessPerPod(b *testing.B) {
 	b.ReportMetric(median(durs), "median-ms")
 	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
 	b.ReportMetric(float64(durs[len(durs)*9/10].Microseconds())/1000, "p90-ms")
-	// The floor on this machine at this moment: starting /bin/true the same way.
+	// The floors on this machine at this moment: starting /bin/true and a
+	// Go program that does nothing the same way (interleaved, 50 each).
+	trivial := trivialGoBinary(b)
 	if truePath, err := exec.LookPath("true"); err == nil {
 		base := make([]time.Duration, 0, 50)
+		goBase := make([]time.Duration, 0, 50)
 		for i := 0; i < 50; i++ {
 			start := time.Now()
 			if err := exec.Command(truePath).Run(); err != nil {
 				b.Fatal(err)
 			}
 			base = append(base, time.Since(start))
+			start = time.Now()
+			if err := exec.Command(trivial).Run(); err != nil {
+				b.Fatal(err)
+			}
+			goBase = append(goBase, time.Since(start))
 		}
 		b.ReportMetric(median(base), "bin-true-median-ms")
+		b.ReportMetric(median(goBase), "go-trivial-median-ms")
+		b.ReportMetric(median(durs)/median(goBase), "x-go-trivial")
 	}
+}
+
+// trivialGoBinary builds a Go program that does nothing, the floor any Go
+// process pays on this machine (runtime start-up, no package inits).
+func trivialGoBinary(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	files := map[string]string{"go.mod": "module trivial\n\ngo 1.26\n", "main.go": "package main\n\nfunc main() {}\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "trivial")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the trivial Go binary: %v\n%s", err, msg)
+	}
+	return out
 }
 
 func median(d []time.Duration) float64 {

@@ -176,6 +176,13 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, j...), nil
 }
 
+// AppendJSONFloat appends f as encoding/json writes a float64 (f must be
+// finite), for other hand-written encoders.
+func AppendJSONFloat(b []byte, f float64) []byte { return appendFloat(b, f) }
+
+// AppendJSONString appends s quoted as json.Marshal writes a string.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendFloat formats like encoding/json: shortest representation, 'e'
 // notation below 1e-6 and from 1e21, and a two-digit negative exponent
 // shortened (1e-07 → 1e-7).

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,11 +65,7 @@ func Decode(b []byte) (*State, error) {
 // Encode renders st as JSON.
 func Encode(st *State) ([]byte, error) {
 	st.Version = Version
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil, fmt.Errorf("encoding state: %w", err)
-	}
-	return b, nil
+	return appendState(make([]byte, 0, 32<<10), st)
 }
 
 // check rejects states that break the invariants the policy relies on.

@@ -221,12 +221,12 @@ func decodeMetrics(x gjson.Result) ([]*ResourceMetric, error) {
 			return false
 		}
 		rm := &ResourceMetric{}
-		m.ForEach(func(k, f gjson.Result) bool {
-			switch k.Str {
+		members(m.Raw, func(k, raw string) bool {
+			switch k {
 			case "resource":
-				err = stringField("resource", f, &rm.Resource)
+				err = rawStringField("resource", raw, &rm.Resource)
 			case "value":
-				err = stringField("value", f, &rm.Value)
+				err = rawStringField("value", raw, &rm.Value)
 			}
 			if err != nil {
 				err = fmt.Errorf("metrics[%d].%w", i, err)
@@ -237,6 +237,19 @@ func decodeMetrics(x gjson.Result) ([]*ResourceMetric, error) {
 		return err == nil
 	})
 	return out, err
+}
+
+// rawStringField sets *dst from a raw JSON string literal; null leaves it
+// unchanged.
+func rawStringField(name, raw string, dst *string) error {
+	switch {
+	case raw[0] == '"':
+		*dst = unquote(raw)
+	case raw == "null":
+	default:
+		return fmt.Errorf("%s: want a string, got %.40s", name, raw)
+	}
+	return nil
 }
 
 // stringField sets *dst from a JSON string; null leaves it unchanged.

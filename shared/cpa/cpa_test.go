@@ -227,3 +227,43 @@ func exactKeys(in string) bool {
 	walk(gjson.Parse(in))
 	return ok
 }
+
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range []string{`""`, `"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u65e5"`, `"\ud83d\ude00"`, `"\ud83d"`,
+		`"\ud83dx"`, `"\ud83d\u0041"`, `"\ude00\ud83d"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe ok\"", "\"é\\n\xff\"", `"{\"v\":1}\n"`} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		if got := unquote(lit); got != want {
+			t.Errorf("unquote(%s) = %q, want %q", lit, got, want)
+		}
+	}
+}
+
+func TestMembersSkipsWhitespaceAndKeepsRawValues(t *testing.T) {
+	var got []string
+	members(" {\n \"a\" : [1, {\"x\":\"}\"}] ,\"b\\u0063\":\"v\\\"\",\"d\":null, \"e\" :-1.5e3 }", func(k, raw string) bool {
+		got = append(got, k+"="+raw)
+		return true
+	})
+	want := []string{`a=[1, {"x":"}"}]`, `bc="v\""`, `d=null`, `e=-1.5e3`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func FuzzUnquoteMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{`"a\u00e9\ud83d\ude00"`, `"\ud83d\u0041"`, "\"\xff\"", `"\"\\\/\b\f\n\r\t"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		var want string
+		if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' || !gjson.Valid(lit) || json.Unmarshal([]byte(lit), &want) != nil {
+			return
+		}
+		if got := unquote(lit); got != want {
+			t.Fatalf("unquote(%q) = %q, want %q", lit, got, want)
+		}
+	})
+}

@@ -171,7 +171,7 @@ func (d *reader) floats(x gjson.Result) []float64 {
 	if x.Type == gjson.Null {
 		return nil
 	}
-	out := []float64{}
+	out := make([]float64, 0, 24) // a histogram has ~20 bounds
 	d.array(x, func(e gjson.Result) {
 		var f float64
 		d.float(e, &f)

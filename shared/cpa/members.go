@@ -75,16 +75,13 @@ func skipSpace(s string, i int) int {
 // stringEnd returns the index after the closing quote of the string
 // starting at s[i] == '"'.
 func stringEnd(s string, i int) int {
-	for j := i + 1; j < len(s); {
-		k := strings.IndexAny(s[j:], `"\`)
-		if k < 0 {
-			return len(s)
-		}
-		j += k
-		if s[j] == '"' {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '"':
 			return j + 1
+		case '\\':
+			j++ // skip the escaped byte
 		}
-		j += 2 // an escape: skip the backslash and the next byte
 	}
 	return len(s)
 }

@@ -47,16 +47,15 @@ func Step(cfg policy.Config, st *state.State, currentReplicas int, entries []Ent
 
 // Record stores what the decision changes in the state: the
 // recommendation (for the stabilisation windows), the scale times and the
-// hourly peak of the reactive need.
+// hourly peak of the reactive need. Scale times come from the observed
+// replica count (state.ObserveReplicas): CPA may clamp or stabilise the
+// target, and an unapplied recommendation must not start a cooldown.
 func Record(st *state.State, cfg policy.Config, d policy.Decision, now time.Time) {
 	keep := max(cfg.DownStabilization, cfg.UpStabilization) + time.Minute
 	st.AddRecommendation(state.Recommendation{At: now, Replicas: d.Recommendation}, keep)
-	switch {
-	case d.Target > d.Current:
-		st.LastScaleUp = &now
+	st.ObserveReplicas(d.Current)
+	if d.Target > d.Current {
 		st.LastScaleUpSignals = d.Signals
-	case d.Target < d.Current:
-		st.LastScaleDown = &now
 	}
 	st.LastTick = &now
 	st.NotePeak(now, d.Need)

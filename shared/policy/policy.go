@@ -428,6 +428,9 @@ func scaleDownRecommendation(d *Decision, v fleet.View, cfg Config, current, nee
 
 // stabilise applies the stabilisation windows and cooldowns to rec.
 func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now time.Time) int {
+	// Cooldowns run from scales that happened (the observed count
+	// changed), not from recommendations CPA may have clamped or held.
+	lastUp, lastDown := st.ScaleTimes(current)
 	switch {
 	case rec > current:
 		if cfg.UpStabilization > 0 {
@@ -442,7 +445,7 @@ func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now t
 				rec = max(lowest, current)
 			}
 		}
-		if st.LastScaleUp != nil && now.Sub(*st.LastScaleUp) < cfg.ScaleUpCooldown && now.Sub(*st.LastScaleUp) >= 0 {
+		if lastUp != nil && now.Sub(*lastUp) < cfg.ScaleUpCooldown && now.Sub(*lastUp) >= 0 {
 			if d.Urgent {
 				d.because("urgent (queue or SLO breach, corroborated): the scale-up cooldown %s does not apply", cfg.ScaleUpCooldown)
 				return rec
@@ -452,7 +455,7 @@ func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now t
 					d.Signals, st.LastScaleUpSignals, cfg.ScaleUpCooldown)
 				return rec
 			}
-			d.because("scale-up to %d held: cooldown %s since the last scale-up %.0fs ago", rec, cfg.ScaleUpCooldown, now.Sub(*st.LastScaleUp).Seconds())
+			d.because("scale-up to %d held: cooldown %s since the last scale-up %.0fs ago", rec, cfg.ScaleUpCooldown, now.Sub(*lastUp).Seconds())
 			return current
 		}
 		return rec
@@ -482,8 +485,8 @@ func stabilise(d *Decision, st *state.State, cfg Config, current, rec int, now t
 				d.because("down-stabilisation window %s: highest recent recommendation %d", cfg.DownStabilization, highest)
 			}
 		}
-		if st.LastScaleDown != nil && now.Sub(*st.LastScaleDown) < cfg.ScaleDownCooldown && now.Sub(*st.LastScaleDown) >= 0 {
-			d.because("scale-down to %d held: cooldown %s since the last scale-down %.0fs ago", rec, cfg.ScaleDownCooldown, now.Sub(*st.LastScaleDown).Seconds())
+		if lastDown != nil && now.Sub(*lastDown) < cfg.ScaleDownCooldown && now.Sub(*lastDown) >= 0 {
+			d.because("scale-down to %d held: cooldown %s since the last scale-down %.0fs ago", rec, cfg.ScaleDownCooldown, now.Sub(*lastDown).Seconds())
 			return current
 		}
 		return rec

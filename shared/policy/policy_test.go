@@ -17,13 +17,11 @@ func p(f float64) *float64 { return &f }
 // record mimics evaluator.Record (which this package cannot import).
 func record(st *state.State, cfg Config, d Decision, now time.Time) {
 	st.AddRecommendation(state.Recommendation{At: now, Replicas: d.Recommendation}, cfg.DownStabilization+time.Minute)
+	st.ObserveReplicas(d.Current)
 	if d.Target > d.Current {
-		st.LastScaleUp = &now
 		st.LastScaleUpSignals = d.Signals
 	}
-	if d.Target < d.Current {
-		st.LastScaleDown = &now
-	}
+	st.LastTick = &now
 	st.NotePeak(now, d.Need)
 }
 
@@ -53,14 +51,25 @@ func TestSeed000ExampleScalesUpOneAndRespectsCooldown(t *testing.T) {
 		t.Errorf("want queue + corroborating GPU, got %d signals: %q", d.Signals, d.Reasons)
 	}
 	record(st, cfg, d, t0)
-	d = Decide(v, st, cfg, 2, t0.Add(30*time.Second))
-	if d.Target != 2 || !hasReason(d, "cooldown") {
-		t.Fatalf("inside the cooldown: target %d, want 2 held; reasons %q", d.Target, d.Reasons)
+	// CPA did not apply it (still 2 replicas): no scale-up happened, so
+	// no cooldown holds the same recommendation.
+	d = Decide(v, st, cfg, 2, t0.Add(15*time.Second))
+	if d.Target != 3 || hasReason(d, "cooldown") {
+		t.Fatalf("unapplied scale-up: target %d, want 3 again; reasons %q", d.Target, d.Reasons)
+	}
+	record(st, cfg, d, t0.Add(15*time.Second))
+	// Applied now (3 replicas, one starting); more load inside the cooldown is held.
+	v.Starting, v.Waiting = 1, 30
+	d = Decide(v, st, cfg, 3, t0.Add(30*time.Second))
+	if d.Target != 3 || !hasReason(d, "cooldown") {
+		t.Fatalf("inside the cooldown: target %d, want 3 held; reasons %q", d.Target, d.Reasons)
 	}
 	record(st, cfg, d, t0.Add(30*time.Second))
-	d = Decide(v, st, cfg, 2, t0.Add(61*time.Second))
-	if d.Target != 3 {
-		t.Fatalf("after the cooldown: target %d, want 3; reasons %q", d.Target, d.Reasons)
+	// The cooldown runs from the tick whose target was applied (t0+15s).
+	v.Ready, v.Starting = 3, 0
+	d = Decide(v, st, cfg, 3, t0.Add(76*time.Second))
+	if d.Target <= 3 || hasReason(d, "cooldown") {
+		t.Fatalf("after the cooldown: target %d, want above 3; reasons %q", d.Target, d.Reasons)
 	}
 }
 
@@ -270,6 +279,41 @@ func TestScaleDownCooldown(t *testing.T) {
 	}
 	if d := Decide(v, st, cfg, 4, t0.Add(201*time.Second)); d.Target >= 4 {
 		t.Fatalf("after cooldown: target %d, want below 4", d.Target)
+	}
+}
+
+// CPA may hold evaluate's target (its own downscaleStabilization, a
+// clamp): a scale-down recommendation that was not applied starts no
+// cooldown, so the next tick recommends it again rather than "current"
+// (which, with CPA's window, held the fleet forever). The cooldown runs
+// from the tick whose decision was applied.
+func TestUnappliedScaleDownStartsNoCooldown(t *testing.T) {
+	cfg := Default()
+	cfg.DownStabilization = 0
+	cfg.ScaleDownCooldown = 300 * time.Second
+	st := state.New()
+	v := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
+	now := t0
+	for i := 0; i < 8; i++ { // two minutes of ticks, CPA keeps 4
+		d := Decide(v, st, cfg, 4, now)
+		if d.Target >= 4 || hasReason(d, "cooldown") {
+			t.Fatalf("tick %d, scale-down not applied so far: target %d, want below 4; reasons %q", i, d.Target, d.Reasons)
+		}
+		record(st, cfg, d, now)
+		now = now.Add(15 * time.Second)
+	}
+	applied := now.Add(-15 * time.Second) // the last tick's target took effect
+	v.Ready = 3
+	d := Decide(v, st, cfg, 3, now)
+	if d.Target != 3 || !hasReason(d, "cooldown") {
+		t.Fatalf("after the applied scale-down: target %d, want 3 held by the cooldown; reasons %q", d.Target, d.Reasons)
+	}
+	record(st, cfg, d, now)
+	if st.LastScaleDown == nil || !st.LastScaleDown.Equal(applied) {
+		t.Fatalf("lastScaleDown %v, want the applied tick %v", st.LastScaleDown, applied)
+	}
+	if d := Decide(v, st, cfg, 3, applied.Add(301*time.Second)); d.Target >= 3 {
+		t.Fatalf("after the cooldown: target %d, want below 3; reasons %q", d.Target, d.Reasons)
 	}
 }
 

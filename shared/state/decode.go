@@ -33,6 +33,8 @@ func decodeDoc(s string) (*State, error) {
 			st.LastScaleDown = d.timePtr(x)
 		case "lastScaleUpSignals":
 			d.integer(x, &st.LastScaleUpSignals)
+		case "replicas":
+			st.Replicas = d.intPtr(x)
 		case "recommendations":
 			st.Recommendations = nil
 			d.array(x, func(e gjson.Result) {
@@ -287,6 +289,15 @@ func (d *reader) integer(x gjson.Result, dst *int) {
 		return
 	}
 	*dst = int(n)
+}
+
+func (d *reader) intPtr(x gjson.Result) *int {
+	if x.Type == gjson.Null {
+		return nil
+	}
+	n := new(int)
+	d.integer(x, n)
+	return n
 }
 
 func (d *reader) timeValue(x gjson.Result, dst *time.Time) {

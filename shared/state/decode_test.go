@@ -14,7 +14,7 @@ import (
 // stateCases are documents decodeDoc must read exactly as a json.Decoder
 // with DisallowUnknownFields reads them (or reject when it rejects).
 var stateCases = []string{
-	`{"v":1,"lastTick":"2026-11-29T12:00:00Z","lastScaleUp":"2026-11-29T11:00:00+01:00","lastScaleDown":null,"lastScaleUpSignals":2,` +
+	`{"v":1,"lastTick":"2026-11-29T12:00:00Z","lastScaleUp":"2026-11-29T11:00:00+01:00","lastScaleDown":null,"lastScaleUpSignals":2,"replicas":4,` +
 		`"recommendations":[{"at":"2026-11-29T12:00:00Z","replicas":3},null],"gpuUtilEwma":0.30000000000000004,"podCapacityRps":1e1,"lastQueue":0,` +
 		`"pods":[{"name":"a","scrapeTime":"2026-11-29T12:00:00Z","seenAt":"2026-11-29T12:00:00Z","requestsTotal":333333.3333333333,"inFlight":null,` +
 		`"ttft":{"le":[0.1,1],"c":[3,null],"sum":0.123456789,"count":4},"e2e":null},{"name":"b\u00e9","ttft":{"le":[],"c":null}}],` +
@@ -37,6 +37,9 @@ var stateCases = []string{
 	`{"v":1,"gpuUtilEwma":"0.5"}`,
 	`{"v":1,"lastQueue":1e400}`,
 	`{"v":1,"lastTick":5}`,
+	`{"v":1,"replicas":2.5}`,
+	`{"v":1,"replicas":"2"}`,
+	`{"v":1,"replicas":null}`,
 	`{"v":"1"}`,
 	`{"v":1,"pods":[{"name":"a","ttft":{"le":"x"}}]}`,
 	`{"v":1,"pods":[{"name":"a","ttft":{"le":[true]}}]}`,

@@ -25,6 +25,10 @@ func appendState(b []byte, st *State) ([]byte, error) {
 		e.key("lastScaleUpSignals")
 		e.int(st.LastScaleUpSignals)
 	}
+	if st.Replicas != nil {
+		e.key("replicas")
+		e.int(*st.Replicas)
+	}
 	if len(st.Recommendations) > 0 {
 		e.key("recommendations")
 		for i, r := range st.Recommendations {

@@ -15,6 +15,8 @@ func TestAppendStateMatchesMarshal(t *testing.T) {
 	full := sample()
 	full.LastTick, full.LastScaleDown, full.LastScaleUpSignals = &at, &at, 3
 	full.PodCapacityRPS, full.LastQueue = signal.F(1e-7), signal.F(0)
+	zero := 0
+	full.Replicas = &zero
 	full.PutPod(PodCounters{Name: "c<&>\"\u2028\xff", ScrapeTime: at, InFlight: signal.F(1e21),
 		TTFT: &Hist{}, E2E: &Hist{LE: []float64{}, C: []float64{5e-324}, Sum: math.MaxFloat64, Count: -0.0}})
 	for i, st := range []*State{New(), sample(), full, {Version: 1, Pods: []PodCounters{}, Rates: []RateSample{}}} {

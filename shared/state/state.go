@@ -33,13 +33,18 @@ type State struct {
 	Version int `json:"v"`
 	// LastTick is the time of the last evaluation that was saved.
 	LastTick *time.Time `json:"lastTick,omitempty"`
-	// LastScaleUp and LastScaleDown are when a decision last raised or
-	// lowered the target.
+	// LastScaleUp and LastScaleDown are when the observed replica count
+	// last rose or fell, dated at the tick whose decision preceded the
+	// change (see ScaleTimes): CPA may clamp or stabilise a target, so a
+	// recommendation is not a scale.
 	LastScaleUp   *time.Time `json:"lastScaleUp,omitempty"`
 	LastScaleDown *time.Time `json:"lastScaleDown,omitempty"`
 	// LastScaleUpSignals is how many signals agreed at the last scale-up:
 	// more agreeing inside the up-cooldown is an escalation it does not hold.
 	LastScaleUpSignals int `json:"lastScaleUpSignals,omitempty"`
+	// Replicas is the current replica count observed at LastTick (nil in
+	// a state written before it was kept: no scale is inferred then).
+	Replicas *int `json:"replicas,omitempty"`
 	// Recommendations are the recent unstabilised recommendations, oldest first.
 	Recommendations []Recommendation `json:"recommendations,omitempty"`
 	// GPUUtilEWMA is the smoothed fleet GPU utilisation (0-1).
@@ -197,6 +202,34 @@ func (s *State) AddRate(r RateSample, keep time.Duration) {
 	if cut > 0 {
 		s.Rates = append(s.Rates[:0], s.Rates[cut:]...)
 	}
+}
+
+// ScaleTimes returns the last scale-up and scale-down times given the
+// replica count observed now. A count that differs from the one observed at
+// LastTick is a scale that was applied after that tick, dated at it (the
+// tick that asked for it); otherwise the stored times stand. It does not
+// change s.
+func (s *State) ScaleTimes(current int) (up, down *time.Time) {
+	up, down = s.LastScaleUp, s.LastScaleDown
+	if s.Replicas == nil || s.LastTick == nil {
+		return up, down
+	}
+	at := *s.LastTick
+	switch {
+	case current > *s.Replicas:
+		up = &at
+	case current < *s.Replicas:
+		down = &at
+	}
+	return up, down
+}
+
+// ObserveReplicas stores the scale times implied by the replica count
+// observed now (ScaleTimes) and remembers the count for the next tick.
+// Call it before moving LastTick to now.
+func (s *State) ObserveReplicas(current int) {
+	s.LastScaleUp, s.LastScaleDown = s.ScaleTimes(current)
+	s.Replicas = &current
 }
 
 // AddRecommendation appends a recommendation and drops those older than keep.

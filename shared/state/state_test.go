@@ -18,6 +18,8 @@ func sample() *State {
 	st := New()
 	at := t0
 	st.LastScaleUp = &at
+	replicas := 3
+	st.Replicas = &replicas
 	st.GPUUtilEWMA = signal.F(0.1 + 0.2) // not exactly representable: must round-trip bit for bit
 	st.PutPod(PodCounters{Name: "b", ScrapeTime: t0, SeenAt: t0, RequestsTotal: signal.F(1e6 / 3)})
 	st.PutPod(PodCounters{Name: "a", ScrapeTime: t0, SeenAt: t0,
@@ -174,4 +176,40 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoded state does not decode: %v", err)
 		}
 	})
+}
+
+// A scale is what the observed replica count did between ticks, not what
+// was recommended: an unapplied recommendation starts no cooldown.
+func TestObserveReplicasRecordsAppliedScalesOnly(t *testing.T) {
+	st := New()
+	earlier := t0.Add(-time.Hour)
+	st.LastScaleDown = &earlier
+	// No count observed yet (a state from before the field): nothing inferred.
+	if up, down := st.ScaleTimes(2); up != nil || down != &earlier {
+		t.Fatalf("no observed count: up %v down %v, want the stored times", up, down)
+	}
+	tick := t0
+	st.ObserveReplicas(5)
+	st.LastTick = &tick
+	// Same count at the next tick: the previous tick's recommendation (say 4) was not applied.
+	if up, down := st.ScaleTimes(5); up != nil || !down.Equal(earlier) {
+		t.Fatalf("unchanged count: up %v down %v, want no new scale", up, down)
+	}
+	if up, down := st.ScaleTimes(4); up != nil || !down.Equal(tick) {
+		t.Fatalf("count fell: down %v, want dated at the previous tick %v (up %v)", down, tick, up)
+	}
+	if up, down := st.ScaleTimes(7); up == nil || !up.Equal(tick) || !down.Equal(earlier) {
+		t.Fatalf("count rose: up %v down %v", up, down)
+	}
+	next := tick.Add(15 * time.Second)
+	st.ObserveReplicas(3)
+	st.LastTick = &next
+	if st.LastScaleDown == nil || !st.LastScaleDown.Equal(tick) || *st.Replicas != 3 {
+		t.Fatalf("after observing 3: lastScaleDown %v replicas %v", st.LastScaleDown, *st.Replicas)
+	}
+	// ScaleTimes does not change the state.
+	st.ScaleTimes(10)
+	if st.LastScaleUp != nil || *st.Replicas != 3 {
+		t.Fatalf("ScaleTimes changed the state: %+v", st)
+	}
 }

@@ -6,9 +6,7 @@
 package preset
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -149,16 +147,14 @@ func decodeBuiltin(name string) (*Preset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading preset %s: %w", name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var p Preset
-	if err := dec.Decode(&p); err != nil {
+	p, err := decodeJSON(string(b))
+	if err != nil {
 		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
 	}
-	return &p, nil
+	return p, nil
 }
 
 // BuiltinNames lists the built-in presets' names (the servers/ file

@@ -1,26 +1,13 @@
 package deploy
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/inferscale/inferscale/internal/testenv"
 )
 
-// repoRoot walks up from the test's folder to the module root.
+// repoRoot is the module root.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
+	return testenv.ModuleRoot(t)
 }

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -48,22 +49,7 @@ func testOverrides() []string {
 	}
 }
 
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t *testing.T) string { return testenv.ModuleRoot(t) }
 
 // toolchainBin finds the control-plane binaries build-toolchain.sh built.
 func toolchainBin(t *testing.T) string {

@@ -4,33 +4,15 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
 	"github.com/inferscale/inferscale/sim/runner"
 	"github.com/inferscale/inferscale/sim/workload"
 )
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
 
 // buildBinaries compiles metric and evaluate into a temporary directory
 // (from the build cache when nothing changed).
@@ -45,7 +27,7 @@ func buildBinaries(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(gobin, "build", "-o", dir+string(os.PathSeparator), "./metric", "./evaluate")
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = testenv.ModuleRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the binaries: %v\n%s", err, out)

@@ -2,10 +2,10 @@ package runner
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -13,28 +13,7 @@ import (
 // sharedDir finds ../shared relative to the module root.
 func sharedDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
-	if _, err := os.Stat(shared); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("../shared is missing: %v", err)
-		}
-		tb.Skip("../shared (reference traces) is absent")
-	}
-	return shared
+	return testenv.SharedDir(tb, "traces")
 }
 
 // BenchmarkServeGen14Days replays the whole 14-day ServeGen m-large trace

@@ -6,34 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferscale/inferscale/internal/testenv"
 )
 
-// sharedDir returns ../shared relative to the module root, skipping the
-// test when it is absent (failing under CI=true).
+// sharedDir returns ../shared, skipping the test when its traces are absent
+// (failing under CI=true).
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "traces")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("reference data %s/traces is missing (CI=true): %v", shared, err)
-		}
-		t.Skipf("reference data %s/traces is absent; skipping", shared)
-	}
-	return shared
+	return testenv.SharedDir(t, "traces")
 }
 
 func tracePath(t testing.TB, rel string) string {

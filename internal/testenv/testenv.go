@@ -1,0 +1,52 @@
+// Package testenv locates the module root and the read-only reference data
+// (../shared) for tests, and applies the project's rule for missing data:
+// skip with a clear message on a user's fresh clone, fail when CI=true.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ModuleRoot walks up from the test's directory to the folder holding go.mod.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatalf("getwd: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// SkipUnlessCI skips the test with the reason, or fails it when CI=true,
+// where everything a test needs must be present.
+func SkipUnlessCI(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s (CI=true: required)", msg)
+	}
+	tb.Skip(msg + "; skipping")
+}
+
+// SharedDir returns ../shared relative to the module root after checking
+// that sub (e.g. "traces" or "fixtures/metrics") exists in it.
+func SharedDir(tb testing.TB, sub string) string {
+	tb.Helper()
+	shared := filepath.Join(filepath.Dir(ModuleRoot(tb)), "shared")
+	if _, err := os.Stat(filepath.Join(shared, sub)); err != nil {
+		SkipUnlessCI(tb, "reference data %s is absent", filepath.Join(shared, sub))
+	}
+	return shared
+}

@@ -255,10 +255,21 @@ func loadOverlays(t *testing.T) []*overlay {
 			patched := *cr
 			patched.Spec.Config = slices.Clone(cr.Spec.Config)
 			for _, op := range ops {
-				if op.Op != "add" || op.Path != "/spec/config/-" {
-					t.Fatalf("%s: patch op %s %s: this test only resolves additions to /spec/config/-", dir, op.Op, op.Path)
+				switch {
+				case op.Op == "add" && op.Path == "/spec/config/-":
+					patched.Spec.Config = append(patched.Spec.Config, op.Value)
+				case op.Op == "replace" && strings.HasPrefix(op.Path, "/spec/config/"):
+					i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
+					if err != nil || i < 0 || i >= len(patched.Spec.Config) {
+						t.Fatalf("%s: patch op replace %s: no such config entry", dir, op.Path)
+					}
+					if patched.Spec.Config[i].Name != op.Value.Name {
+						t.Fatalf("%s: patch op replace %s swaps key %s for %s: an index shifted in the base", dir, op.Path, patched.Spec.Config[i].Name, op.Value.Name)
+					}
+					patched.Spec.Config[i] = op.Value
+				default:
+					t.Fatalf("%s: patch op %s %s: this test resolves additions to /spec/config/- and same-key replacements of /spec/config/N", dir, op.Op, op.Path)
 				}
-				patched.Spec.Config = append(patched.Spec.Config, op.Value)
 			}
 			ov.cpa = &patched
 		}

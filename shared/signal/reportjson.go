@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/jsonread"
 )
 
 // Parse decodes one metric value into a Report without reflection and
@@ -41,7 +40,8 @@ func checkSyntax(s string) error {
 }
 
 // parse decodes a syntactically valid value. It works on the string CPA's
-// input already holds: gjson reads strings without copying them.
+// input already holds: gjson reads strings without copying them. Unknown
+// keys are ignored, as encoding/json ignores them.
 func parse(s string) (*Report, error) {
 	v := gjson.Parse(s)
 	if v.Type == gjson.Null {
@@ -51,291 +51,129 @@ func parse(s string) (*Report, error) {
 		return nil, fmt.Errorf("report: want an object, got %.40s", v.Raw)
 	}
 	var r Report
-	var d fields
-	v.ForEach(func(k, x gjson.Result) bool {
-		switch k.Str {
+	var d jsonread.Reader
+	d.Object(v, func(k string, x gjson.Result) {
+		switch k {
 		case "v":
-			d.integer(x, &r.Version)
+			d.Int(x, &r.Version)
 		case "scrapeTime":
-			d.timeValue(x, &r.ScrapeTime)
+			d.Time(x, &r.ScrapeTime)
 		case "pods":
-			r.Pods = d.pods(x)
+			r.Pods = jsonread.Slice(&d, x, func(e gjson.Result, p *Pod) { pod(&d, e, p) })
 		case "fleet":
-			r.Fleet = d.fleet(x)
+			r.Fleet = fleet(&d, x)
 		}
-		if d.err != nil {
-			d.at("%s", k.Str)
-		}
-		return d.err == nil
 	})
-	if d.err != nil {
-		return nil, d.err
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
 
-// fields reads typed fields out of gjson results, keeping the first error.
-type fields struct{ err error }
-
-func (d *fields) fail(x gjson.Result, want string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("want %s, got %.40s", want, x.Raw)
-	}
-}
-
-// at names where the first error happened (paths are only built on error:
-// building them per field would cost an allocation each).
-func (d *fields) at(format string, args ...any) {
-	if d.err != nil {
-		d.err = fmt.Errorf(format+": %w", append(args, d.err)...)
-	}
-}
-
-func (d *fields) str(x gjson.Result, dst *string) {
-	switch x.Type {
-	case gjson.String:
-		*dst = x.Str
-	case gjson.Null:
-	default:
-		d.fail(x, "a string")
-	}
-}
-
-func (d *fields) boolean(x gjson.Result, dst *bool) {
-	switch x.Type {
-	case gjson.True, gjson.False:
-		*dst = x.Type == gjson.True
-	case gjson.Null:
-	default:
-		d.fail(x, "true or false")
-	}
-}
-
-// number parses the literal as encoding/json does (strconv on the text,
-// so an out-of-range literal is an error rather than an infinity).
-func (d *fields) number(x gjson.Result) (float64, bool) {
-	if x.Type != gjson.Number {
-		d.fail(x, "a number")
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(x.Raw, 64)
-	if err != nil {
-		d.fail(x, "a number in float64 range")
-		return 0, false
-	}
-	return f, true
-}
-
-func (d *fields) floatPtr(x gjson.Result) *float64 {
-	if x.Type == gjson.Null {
-		return nil
-	}
-	f, ok := d.number(x)
-	if !ok {
-		return nil
-	}
-	return &f
-}
-
-func (d *fields) integer(x gjson.Result, dst *int) {
-	if x.Type == gjson.Null {
-		return
-	}
-	if x.Type != gjson.Number {
-		d.fail(x, "an integer")
-		return
-	}
-	n, err := strconv.ParseInt(x.Raw, 10, 0)
-	if err != nil {
-		d.fail(x, "an integer")
-		return
-	}
-	*dst = int(n)
-}
-
-func (d *fields) timeValue(x gjson.Result, dst *time.Time) {
-	if x.Type == gjson.Null {
-		return
-	}
-	if err := dst.UnmarshalJSON([]byte(x.Raw)); err != nil && d.err == nil {
-		d.err = err
-	}
-}
-
-func (d *fields) timePtr(x gjson.Result) *time.Time {
-	if x.Type == gjson.Null {
-		return nil
-	}
-	t := new(time.Time)
-	d.timeValue(x, t)
-	return t
-}
-
-func (d *fields) pods(x gjson.Result) []Pod {
-	if x.Type == gjson.Null {
-		return nil
-	}
-	if !x.IsArray() {
-		d.fail(x, "an array")
-		return nil
-	}
-	out := make([]Pod, 0, 1)
-	x.ForEach(func(_, px gjson.Result) bool {
-		var p Pod
-		d.pod(px, &p)
-		if d.err != nil {
-			d.at("[%d]", len(out))
-		}
-		out = append(out, p)
-		return d.err == nil
-	})
-	return out
-}
-
-func (d *fields) pod(x gjson.Result, p *Pod) {
-	if x.Type == gjson.Null {
-		return
-	}
-	if !x.IsObject() {
-		d.fail(x, "an object")
-		return
-	}
-	x.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+func pod(d *jsonread.Reader, x gjson.Result, p *Pod) {
+	d.Object(x, func(k string, v gjson.Result) {
+		switch k {
 		case "name":
-			d.str(v, &p.Name)
+			d.String(v, &p.Name)
 		case "namespace":
-			d.str(v, &p.Namespace)
+			d.String(v, &p.Namespace)
 		case "node":
-			d.str(v, &p.Node)
+			d.String(v, &p.Node)
 		case "phase":
-			d.str(v, &p.Phase)
+			d.String(v, &p.Phase)
 		case "ready":
-			d.boolean(v, &p.Ready)
+			d.Bool(v, &p.Ready)
 		case "terminating":
-			d.boolean(v, &p.Terminating)
+			d.Bool(v, &p.Terminating)
 		case "createdAt":
-			p.CreatedAt = d.timePtr(v)
+			p.CreatedAt = d.TimePtr(v)
 		case "startedAt":
-			p.StartedAt = d.timePtr(v)
+			p.StartedAt = d.TimePtr(v)
 		case "readyAt":
-			p.ReadyAt = d.timePtr(v)
+			p.ReadyAt = d.TimePtr(v)
 		case "startupSeconds":
-			p.StartupSeconds = d.floatPtr(v)
+			p.StartupSeconds = d.FloatPtr(v)
 		case "ageSeconds":
-			p.AgeSeconds = d.floatPtr(v)
+			p.AgeSeconds = d.FloatPtr(v)
 		case "scrapeTime":
-			d.timeValue(v, &p.ScrapeTime)
+			d.Time(v, &p.ScrapeTime)
 		case "server":
-			d.str(v, &p.Server)
+			d.String(v, &p.Server)
 		case "error":
-			d.str(v, &p.Error)
+			d.String(v, &p.Error)
 		case "waiting":
-			p.Waiting = d.floatPtr(v)
+			p.Waiting = d.FloatPtr(v)
 		case "running":
-			p.Running = d.floatPtr(v)
+			p.Running = d.FloatPtr(v)
 		case "kvCacheUsage":
-			p.KVCacheUsage = d.floatPtr(v)
+			p.KVCacheUsage = d.FloatPtr(v)
 		case "gpu":
-			p.GPU = d.gpu(v)
+			p.GPU = gpu(d, v)
 		case "ttft":
-			p.TTFT = d.histogram(v)
+			p.TTFT = histogram(d, v)
 		case "e2e":
-			p.E2E = d.histogram(v)
+			p.E2E = histogram(d, v)
 		case "queueTime":
-			p.QueueTime = d.histogram(v)
+			p.QueueTime = histogram(d, v)
 		case "interToken":
-			p.InterToken = d.histogram(v)
+			p.InterToken = histogram(d, v)
 		case "requestsTotal":
-			p.RequestsTotal = d.floatPtr(v)
+			p.RequestsTotal = d.FloatPtr(v)
 		case "promptTokensTotal":
-			p.PromptTokensTotal = d.floatPtr(v)
+			p.PromptTokensTotal = d.FloatPtr(v)
 		case "generationTokensTotal":
-			p.GenerationTokensTotal = d.floatPtr(v)
+			p.GenerationTokensTotal = d.FloatPtr(v)
 		case "preemptionsTotal":
-			p.PreemptionsTotal = d.floatPtr(v)
+			p.PreemptionsTotal = d.FloatPtr(v)
 		case "notes":
-			p.Notes = d.strings(v)
+			p.Notes = d.Strings(v)
 		}
-		if d.err != nil {
-			d.at("%s", k.Str)
-		}
-		return d.err == nil
 	})
 }
 
-func (d *fields) gpu(x gjson.Result) *GPU {
+func gpu(d *jsonread.Reader, x gjson.Result) *GPU {
 	if x.Type == gjson.Null {
 		return nil
 	}
 	if !x.IsObject() {
-		d.fail(x, "an object")
+		d.Fail(x, "an object")
 		return nil
 	}
 	g := &GPU{}
-	x.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	d.Object(x, func(k string, v gjson.Result) {
+		switch k {
 		case "utilization":
-			g.Utilization = d.floatPtr(v)
+			g.Utilization = d.FloatPtr(v)
 		case "smActive":
-			g.SMActive = d.floatPtr(v)
+			g.SMActive = d.FloatPtr(v)
 		case "field":
-			d.str(v, &g.Field)
+			d.String(v, &g.Field)
 		case "source":
-			d.str(v, &g.Source)
+			d.String(v, &g.Source)
 		case "count":
-			d.integer(v, &g.Count)
+			d.Int(v, &g.Count)
 		case "error":
-			d.str(v, &g.Error)
+			d.String(v, &g.Error)
 		}
-		if d.err != nil {
-			d.at("%s", k.Str)
-		}
-		return d.err == nil
 	})
 	return g
 }
 
-func (d *fields) histogram(x gjson.Result) *Histogram {
+func histogram(d *jsonread.Reader, x gjson.Result) *Histogram {
 	if x.Type == gjson.Null {
 		return nil
 	}
 	h := &Histogram{}
-	if err := h.fromResult(x); err != nil && d.err == nil {
-		d.err = err
-	}
+	d.Keep(h.fromResult(x))
 	return h
 }
 
-func (d *fields) strings(x gjson.Result) []string {
-	if x.Type == gjson.Null {
-		return nil
-	}
-	if !x.IsArray() {
-		d.fail(x, "an array of strings")
-		return nil
-	}
-	out := []string{}
-	x.ForEach(func(_, s gjson.Result) bool {
-		var v string
-		d.str(s, &v)
-		if d.err != nil {
-			d.at("[%d]", len(out))
-		}
-		out = append(out, v)
-		return d.err == nil
-	})
-	return out
-}
-
 // fleet is the rare per-resource form: decoded with encoding/json.
-func (d *fields) fleet(x gjson.Result) *Fleet {
+func fleet(d *jsonread.Reader, x gjson.Result) *Fleet {
 	if x.Type == gjson.Null {
 		return nil
 	}
 	f := &Fleet{}
-	if err := json.Unmarshal([]byte(x.Raw), f); err != nil && d.err == nil {
-		d.err = err
-	}
+	d.Keep(json.Unmarshal([]byte(x.Raw), f))
 	return f
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/inferscale/inferscale/internal/jsontest"
 	"github.com/tidwall/gjson"
 )
 
@@ -178,7 +179,7 @@ func FuzzDecodeEvaluateInputMatchesEncodingJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		// Outside the promise: invalid UTF-8 (encoding/json replaces it)
 		// and keys that match a field only when case is ignored or repeat.
-		if !utf8.ValidString(in) || !exactKeys(in) {
+		if !utf8.ValidString(in) || (gjson.Valid(in) && !jsontest.ExactKeys(gjson.Parse(in), map[string]string{"metrics": "metrics", "resource": "resource", "runtype": "runType", "value": "value"})) {
 			return
 		}
 		compareEvaluateInput(t, in)
@@ -196,36 +197,6 @@ func compareEvaluateInput(t *testing.T, in string) {
 	case werr == nil && !reflect.DeepEqual(*got, want):
 		t.Errorf("%q:\ngot  %+v\nwant %+v", in, *got, want)
 	}
-}
-
-// exactKeys reports whether no object key repeats or differs from one of
-// the decoded field names only by case.
-func exactKeys(in string) bool {
-	if !gjson.Valid(in) {
-		return true
-	}
-	fields := map[string]string{"metrics": "metrics", "resource": "resource", "runtype": "runType", "value": "value"}
-	ok := true
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		if !v.IsObject() && !v.IsArray() {
-			return
-		}
-		seen := map[string]bool{}
-		v.ForEach(func(k, x gjson.Result) bool {
-			if v.IsObject() {
-				lower := strings.ToLower(k.Str)
-				if seen[lower] || (fields[lower] != "" && fields[lower] != k.Str) {
-					ok = false
-				}
-				seen[lower] = true
-			}
-			walk(x)
-			return ok
-		})
-	}
-	walk(gjson.Parse(in))
-	return ok
 }
 
 func TestUnquoteMatchesEncodingJSON(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"path"
 	"reflect"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/inferscale/inferscale/internal/jsontest"
 	"github.com/tidwall/gjson"
 )
 
@@ -54,7 +54,7 @@ func FuzzDecodeJSONMatchesEncodingJSON(f *testing.F) {
 		// Outside the promise: invalid UTF-8, repeated keys and keys that
 		// match a field only when case is ignored, documents with
 		// trailing data (a json.Decoder stops after the first value).
-		if !utf8.ValidString(in) || !gjson.Valid(in) || !exactKeys(gjson.Parse(in)) {
+		if !utf8.ValidString(in) || !gjson.Valid(in) || !jsontest.ExactKeys(gjson.Parse(in), jsontest.FieldNames(Preset{}, Reading{})) {
 			return
 		}
 		comparePresetDecode(t, in)
@@ -74,37 +74,4 @@ func comparePresetDecode(t *testing.T, in string) {
 	case werr == nil && !reflect.DeepEqual(*got, want):
 		t.Errorf("%q:\ndecodeJSON    %+v\nencoding/json %+v", in, *got, want)
 	}
-}
-
-// exactKeys reports whether no object repeats a key (ignoring case) and
-// no key differs from a field name only by case.
-func exactKeys(v gjson.Result) bool {
-	names := map[string]string{}
-	for _, typ := range []reflect.Type{reflect.TypeOf(Preset{}), reflect.TypeOf(Reading{})} {
-		for i := 0; i < typ.NumField(); i++ {
-			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			names[strings.ToLower(tag)] = tag
-		}
-	}
-	ok := true
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		if !v.IsObject() && !v.IsArray() {
-			return
-		}
-		seen := map[string]bool{}
-		v.ForEach(func(k, x gjson.Result) bool {
-			if v.IsObject() {
-				lower := strings.ToLower(k.Str)
-				if seen[lower] || (names[lower] != "" && names[lower] != k.Str) {
-					ok = false
-				}
-				seen[lower] = true
-			}
-			walk(x)
-			return ok
-		})
-	}
-	walk(v)
-	return ok
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/inferscale/inferscale/internal/jsontest"
 	"github.com/tidwall/gjson"
 )
 
@@ -79,7 +80,7 @@ func FuzzParseMatchesEncodingJSON(f *testing.F) {
 		// by case or repeat within an object (encoding/json matches the
 		// former and merges the latter), and invalid UTF-8 (which
 		// encoding/json replaces).
-		if !utf8.ValidString(in) || !gjson.Valid(in) || !plainKeys(gjson.Parse(in)) {
+		if !utf8.ValidString(in) || !gjson.Valid(in) || !jsontest.ExactKeys(gjson.Parse(in), jsontest.FieldNames(Report{}, Pod{}, GPU{}, Histogram{}, Bucket{}, Fleet{})) {
 			if _, err := Parse([]byte(in)); err == nil && !gjson.Valid(in) {
 				t.Fatalf("Parse accepted invalid JSON %q", in)
 			}
@@ -100,44 +101,4 @@ func compareWithEncodingJSON(t *testing.T, in string) {
 	case werr == nil && !reflect.DeepEqual(*got, want):
 		t.Errorf("%q:\nParse         %+v\nencoding/json %+v", in, *got, want)
 	}
-}
-
-// fieldNames are the JSON keys of the decoded types, lower-cased.
-func fieldNames() map[string]string {
-	names := map[string]string{}
-	for _, typ := range []reflect.Type{reflect.TypeOf(Report{}), reflect.TypeOf(Pod{}), reflect.TypeOf(GPU{}),
-		reflect.TypeOf(Histogram{}), reflect.TypeOf(Bucket{}), reflect.TypeOf(Fleet{})} {
-		for i := 0; i < typ.NumField(); i++ {
-			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			names[strings.ToLower(tag)] = tag
-		}
-	}
-	return names
-}
-
-// plainKeys reports whether no object in v repeats a key (ignoring case)
-// and no key matches a field name only when case is ignored.
-func plainKeys(v gjson.Result) bool {
-	names := fieldNames()
-	ok := true
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		if !v.IsObject() && !v.IsArray() {
-			return
-		}
-		seen := map[string]bool{}
-		v.ForEach(func(k, x gjson.Result) bool {
-			if v.IsObject() {
-				lower := strings.ToLower(k.Str)
-				if seen[lower] || (names[lower] != "" && names[lower] != k.Str) {
-					ok = false
-				}
-				seen[lower] = true
-			}
-			walk(x)
-			return ok
-		})
-	}
-	walk(v)
-	return ok
 }

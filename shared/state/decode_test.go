@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/inferscale/inferscale/internal/jsontest"
 	"github.com/tidwall/gjson"
 )
 
@@ -74,7 +75,7 @@ func FuzzDecodeDocMatchesEncodingJSON(f *testing.F) {
 		// Outside the promise: invalid UTF-8, keys that repeat or match a
 		// field only when case is ignored, and syntax errors (Decode
 		// checks the syntax before decodeDoc runs).
-		if !utf8.ValidString(in) || !gjson.Valid(in) || !exactKeys(gjson.Parse(in)) {
+		if !utf8.ValidString(in) || !gjson.Valid(in) || !jsontest.ExactKeys(gjson.Parse(in), jsontest.FieldNames(State{}, Recommendation{}, PodCounters{}, Hist{}, Startup{}, RateSample{}, HourlyPeak{})) {
 			return
 		}
 		compareStateDecode(t, in)
@@ -94,39 +95,4 @@ func compareStateDecode(t *testing.T, in string) {
 	case werr == nil && !reflect.DeepEqual(got, want):
 		t.Errorf("%q:\ndecodeDoc     %+v\nencoding/json %+v", in, got, want)
 	}
-}
-
-// exactKeys reports whether no object repeats a key and no key differs
-// from a State field name only by case (ignoring case, as encoding/json
-// matches).
-func exactKeys(v gjson.Result) bool {
-	names := map[string]string{}
-	for _, typ := range []reflect.Type{reflect.TypeOf(State{}), reflect.TypeOf(Recommendation{}), reflect.TypeOf(PodCounters{}),
-		reflect.TypeOf(Hist{}), reflect.TypeOf(Startup{}), reflect.TypeOf(RateSample{}), reflect.TypeOf(HourlyPeak{})} {
-		for i := 0; i < typ.NumField(); i++ {
-			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			names[strings.ToLower(tag)] = tag
-		}
-	}
-	ok := true
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		if !v.IsObject() && !v.IsArray() {
-			return
-		}
-		seen := map[string]bool{}
-		v.ForEach(func(k, x gjson.Result) bool {
-			if v.IsObject() {
-				lower := strings.ToLower(k.Str)
-				if seen[lower] || (names[lower] != "" && names[lower] != k.Str) {
-					ok = false
-				}
-				seen[lower] = true
-			}
-			walk(x)
-			return ok
-		})
-	}
-	walk(v)
-	return ok
 }

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim
+.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim identity
 
 all: build
 
@@ -85,3 +85,8 @@ image:
 e2e: build
 	deploy/e2e/build-toolchain.sh
 	$(GO) test -count=1 -tags e2e -timeout 20m -v ./deploy/e2e/
+
+## identity: replay the demo and the three shared traces (fast, seeds 1-3) and the demo (faithful) and compare
+## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged
+identity:
+	$(GO) test -count=1 -run TestDecisionTimelinesUnchanged -v ./sim/runner/

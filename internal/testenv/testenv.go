@@ -6,6 +6,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -49,4 +50,23 @@ func SharedDir(tb testing.TB, sub string) string {
 		SkipUnlessCI(tb, "reference data %s is absent", filepath.Join(shared, sub))
 	}
 	return shared
+}
+
+// BuildBinaries compiles metric and evaluate (static, pure Go) into a
+// temporary directory (from the build cache when nothing changed) and
+// returns it.
+func BuildBinaries(tb testing.TB) string {
+	tb.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		SkipUnlessCI(tb, "go toolchain not on PATH (%v); cannot build bin/metric and bin/evaluate", err)
+	}
+	dir := tb.TempDir()
+	cmd := exec.Command(gobin, "build", "-o", dir+string(os.PathSeparator), "./metric", "./evaluate")
+	cmd.Dir = ModuleRoot(tb)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("building the binaries: %v\n%s", err, out)
+	}
+	return dir
 }

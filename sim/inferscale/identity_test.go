@@ -2,8 +2,6 @@ package inferscale_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -13,27 +11,6 @@ import (
 	"github.com/inferscale/inferscale/sim/runner"
 	"github.com/inferscale/inferscale/sim/workload"
 )
-
-// buildBinaries compiles metric and evaluate into a temporary directory
-// (from the build cache when nothing changed).
-func buildBinaries(t *testing.T) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("go toolchain not on PATH: %v", err)
-		}
-		t.Skip("go toolchain not on PATH; cannot build bin/metric and bin/evaluate")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(gobin, "build", "-o", dir+string(os.PathSeparator), "./metric", "./evaluate")
-	cmd.Dir = testenv.ModuleRoot(t)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the binaries: %v\n%s", err, out)
-	}
-	return dir
-}
 
 // scenario: 20 minutes rising from 8 to 24 req/s with a 3-minute burst,
 // enough to make inferscale scale up and back down.
@@ -60,7 +37,7 @@ func TestFastAndFaithfulModesDecideIdentically(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the metric and evaluate binaries a few hundred times")
 	}
-	bin := buildBinaries(t)
+	bin := testenv.BuildBinaries(t)
 	cfg := engine.DefaultConfig()
 	cfg.MaxReplicas = 16
 	reqs := scenario()

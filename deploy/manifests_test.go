@@ -300,8 +300,8 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 		t.Fatalf("base: want one each of CustomPodAutoscaler, Deployment, Role, RoleBinding, ServiceAccount; got %d %d %d %d %d",
 			len(o.cpas), len(o.deploys), len(o.roles), len(o.bindings), len(o.sas))
 	}
-	// Every YAML file under deploy/ is either listed by a kustomization or is the e2e CRD.
-	listed := map[string]bool{filepath.Join(root, "deploy", "e2e", "custompodautoscaler-crd.yaml"): true}
+	// Every YAML file under deploy/ is listed by a kustomization.
+	listed := map[string]bool{}
 	for _, r := range k.Resources {
 		listed[filepath.Join(root, "deploy", "base", r)] = true
 	}
@@ -397,8 +397,10 @@ func granted(r *rbacv1.Role) (map[permission]bool, error) {
 }
 
 // needed is what inferscale's pod calls, given its CustomPodAutoscaler config: CPA GETs the target and its
-// /scale, PATCHes /scale, and lists the target's pods (per-pod mode; metric does in per-resource direct mode);
-// evaluate with stateBackend=configmap creates its ConfigMap once and then gets and updates only that one.
+// /scale and PATCHes /scale, of that one object only; the target's pods are listed (by CPA in per-pod mode, by
+// metric in per-resource and Prometheus modes; a list cannot be limited by name); evaluate with
+// stateBackend=configmap creates its ConfigMap once and then gets and updates only that one. The e2e
+// (deploy/e2e) checks the same against the API calls the scenarios really make.
 func needed(t *testing.T, cr *customPodAutoscaler, cfg map[string]string) map[permission]bool {
 	ref := cr.Spec.ScaleTargetRef
 	group, _, _ := strings.Cut(ref.APIVersion, "/")
@@ -407,10 +409,10 @@ func needed(t *testing.T, cr *customPodAutoscaler, cfg map[string]string) map[pe
 	}
 	resource := strings.ToLower(ref.Kind) + "s"
 	out := map[permission]bool{
-		{group, resource, "get", ""}:              true,
-		{group, resource + "/scale", "get", ""}:   true,
-		{group, resource + "/scale", "patch", ""}: true,
-		{"", "pods", "list", ""}:                  true,
+		{group, resource, "get", ref.Name}:              true,
+		{group, resource + "/scale", "get", ref.Name}:   true,
+		{group, resource + "/scale", "patch", ref.Name}: true,
+		{"", "pods", "list", ""}:                        true,
 	}
 	if cfg[evaluator.KeyStateBackend] == "configmap" {
 		name := cfg[evaluator.KeyStateConfigMap]
@@ -483,6 +485,9 @@ func TestRBACCheckCatchesExtraAndMissingGrants(t *testing.T) {
 	}
 	if w := needed(t, cr, map[string]string{}); w[permission{"", "configmaps", "create", ""}] {
 		t.Fatal("needed() asks for ConfigMaps with the file state backend")
+	}
+	if w := needed(t, cr, map[string]string{}); !w[permission{"apps", "deployments/scale", "patch", "x"}] || w[permission{"apps", "deployments/scale", "patch", ""}] {
+		t.Fatalf("needed() does not limit the target's /scale to its name: %v", w)
 	}
 	if _, err := granted(&rbacv1.Role{Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"*"}, Verbs: []string{"get"}}}}); err == nil {
 		t.Fatal("granted() accepted a wildcard")
@@ -653,14 +658,15 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 			if minR < 1 || maxR < minR {
 				t.Errorf("replica bounds %d..%d", minR, maxR)
 			}
+			runMode := orDefault(ov.config["runMode"], cpaCfg.RunMode) // CPA reads every top-level key from the env too
 			switch src := orDefault(ov.config["source"], "direct"); src {
 			case "direct":
-				if cpaCfg.RunMode != cpa.RunModePerPod {
-					t.Errorf("source=direct with runMode %s, want %s", cpaCfg.RunMode, cpa.RunModePerPod)
+				if runMode != cpa.RunModePerPod && runMode != cpa.RunModePerResource {
+					t.Errorf("source=direct with runMode %q", runMode)
 				}
 			case "prometheus":
-				if cpaCfg.RunMode != cpa.RunModePerResource || ov.config["prometheusURL"] == "" {
-					t.Errorf("source=prometheus wants runMode %s and a prometheusURL; got %s, %q", cpa.RunModePerResource, cpaCfg.RunMode, ov.config["prometheusURL"])
+				if runMode != cpa.RunModePerResource || ov.config["prometheusURL"] == "" {
+					t.Errorf("source=prometheus wants runMode %s and a prometheusURL; got %s, %q", cpa.RunModePerResource, runMode, ov.config["prometheusURL"])
 				}
 			default:
 				t.Errorf("source=%s", src)

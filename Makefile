@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim identity
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test image clean fuzz simulate sim bench-sim identity
 
 all: build
 
@@ -80,11 +80,20 @@ image:
 	docker build --target alpine -t $(IMAGE):$(TAG) .
 	docker build --target dcgm -t $(IMAGE):$(TAG)-dcgm .
 
-## e2e: end-to-end test on a real control plane (needs root). Builds kube-apiserver, etcd, kwok and the CPA
-## into $${INFERSCALE_E2E_CACHE:-~/.cache/inferscale-e2e} once (~9 min cold, seconds warm), then runs the test.
-e2e: build
+## e2e: end-to-end test on a real control plane with the real CPA operator (needs root, iproute2, util-linux and
+## Debian's prometheus): e2e-toolchain, then e2e-test. docs/deploy.md says what it runs and what it costs.
+e2e: e2e-toolchain
+	$(MAKE) e2e-test
+
+## e2e-toolchain: kube-apiserver, etcd, kwok, the CPA and the CPA operator into
+## $${INFERSCALE_E2E_CACHE:-~/.cache/inferscale-e2e} (~14 min cold on 2 cores, seconds warm)
+e2e-toolchain:
 	deploy/e2e/build-toolchain.sh
-	$(GO) test -count=1 -tags e2e -timeout 20m -v ./deploy/e2e/
+
+## e2e-test: the end-to-end scenarios on the binaries e2e-toolchain built
+e2e-test: build
+	$(GO) vet -tags e2e ./deploy/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 25m -v ./deploy/e2e/
 
 ## identity: replay the demo and the three shared traces (fast, seeds 1-3) and the demo (faithful) and compare
 ## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged

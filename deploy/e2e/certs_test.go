@@ -21,15 +21,18 @@ import (
 // pki is the set of files the control plane and its clients need.
 type pki struct {
 	CACert, ServerCert, ServerKey, AdminCert, AdminKey, SAPub, SAKey string
+	KubeletCert, KubeletKey                                          string // kwok's kubelet API (logs)
 }
 
 // writePKI creates a CA, an apiserver serving certificate for the loopback and in-cluster names, an admin
-// client certificate in system:masters, and a service-account signing key pair, all under dir.
+// client certificate in system:masters, a serving certificate for kwok's kubelet API on nodeIP, and a
+// service-account signing key pair, all under dir.
 func writePKI(dir string) (*pki, error) {
 	p := &pki{
 		CACert: filepath.Join(dir, "ca.crt"), ServerCert: filepath.Join(dir, "apiserver.crt"),
 		ServerKey: filepath.Join(dir, "apiserver.key"), AdminCert: filepath.Join(dir, "admin.crt"),
 		AdminKey: filepath.Join(dir, "admin.key"), SAPub: filepath.Join(dir, "sa.pub"), SAKey: filepath.Join(dir, "sa.key"),
+		KubeletCert: filepath.Join(dir, "kubelet.crt"), KubeletKey: filepath.Join(dir, "kubelet.key"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -81,6 +84,10 @@ func writePKI(dir string) (*pki, error) {
 	}
 	if err := leaf(3, pkix.Name{CommonName: "e2e-admin", Organization: []string{"system:masters"}}, x509.ExtKeyUsageClientAuth,
 		nil, nil, p.AdminCert, p.AdminKey); err != nil {
+		return nil, err
+	}
+	if err := leaf(4, pkix.Name{CommonName: "kwok-kubelet"}, x509.ExtKeyUsageServerAuth, nil, []net.IP{net.ParseIP(nodeIP)},
+		p.KubeletCert, p.KubeletKey); err != nil {
 		return nil, err
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,7 +42,9 @@ type cluster struct {
 	apiPort    int
 	kubeconfig string
 	http       *http.Client // admin client for the apiserver
-	procs      []*process   // in start order; stopped in reverse
+	audit      string       // the apiserver's audit log (service-account requests)
+	mu         sync.Mutex
+	procs      []*process // in start order; stopped in reverse
 }
 
 // freePorts returns n distinct free loopback ports: all listeners stay open until every port is picked, so
@@ -62,30 +65,74 @@ func freePorts(t *testing.T, n int) []int {
 
 func freePort(t *testing.T) int { return freePorts(t, 1)[0] }
 
-// start runs a child with its output in root/logs/<name>.log. The child gets SIGKILL if the test process dies
-// (Pdeathsig), and Cleanup stops it by PID.
+// start runs a child with its output in root/logs/<name>.log.
 func (c *cluster) start(name string, env []string, dir string, argv ...string) *process {
 	c.t.Helper()
-	logPath := filepath.Join(c.root, "logs", name+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		c.t.Fatalf("opening %s: %v", logPath, err)
-	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, dir
+	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = env
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	p, err := c.startCmd(name, filepath.Join(c.root, "logs", name+".log"), cmd, false)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return p
+}
+
+// startCmd starts cmd with its output appended to logPath (in the CRI log format a kubelet writes, which kwok
+// serves to `kubectl logs`, when cri). The child gets SIGKILL if the test process dies (Pdeathsig) and is in its own
+// process group; Cleanup stops it by PID.
+func (c *cluster) startCmd(name, logPath string, cmd *exec.Cmd, cri bool) (*process, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", logPath, err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if cri {
+		var mu sync.Mutex
+		cmd.Stdout, cmd.Stderr = &criLog{f: f, mu: &mu, stream: "stdout"}, &criLog{f: f, mu: &mu, stream: "stderr"}
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig, cmd.SysProcAttr.Setpgid = syscall.SIGKILL, true
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		c.t.Fatalf("starting %s: %v", name, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
+	c.mu.Lock()
 	c.procs = append(c.procs, p)
+	c.mu.Unlock()
 	c.t.Logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
-	return p
+	return p, nil
+}
+
+// criLog writes a stream in the CRI container log format: "<RFC 3339 time> <stream> F <line>" per line.
+type criLog struct {
+	f       *os.File
+	mu      *sync.Mutex
+	stream  string
+	partial []byte
+}
+
+func (w *criLog) Write(b []byte) (int, error) {
+	w.partial = append(w.partial, b...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.mu.Lock()
+		_, err := fmt.Fprintf(w.f, "%s %s F %s\n", time.Now().UTC().Format(time.RFC3339Nano), w.stream, w.partial[:i])
+		w.mu.Unlock()
+		w.partial = w.partial[i+1:]
+		if err != nil {
+			return len(b), err
+		}
+	}
 }
 
 // stop sends SIGTERM to the recorded PID, then SIGKILL after grace.
@@ -114,14 +161,25 @@ func (p *process) exited() bool {
 }
 
 func (c *cluster) stopAll() {
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(5 * time.Second)
+	c.mu.Lock()
+	procs := append([]*process{}, c.procs...)
+	c.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].stop(5 * time.Second)
 	}
 }
 
 // dumpLogs prints the tail of every child's log; called when the test failed.
 func (c *cluster) dumpLogs(maxBytes int) {
-	for _, p := range c.procs {
+	c.mu.Lock()
+	procs := append([]*process{}, c.procs...)
+	c.mu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range procs {
+		if seen[p.log] {
+			continue
+		}
+		seen[p.log] = true
 		b, err := os.ReadFile(p.log)
 		if err != nil {
 			continue
@@ -184,9 +242,16 @@ func startCluster(t *testing.T, bin string) *cluster {
 	if c.pki, err = writePKI(filepath.Join(root, "pki")); err != nil {
 		t.Fatalf("certificates: %v", err)
 	}
-	ports := freePorts(t, 6)
+	ports := freePorts(t, 5)
 	etcdPort, peerPort, cmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4]
-	c.apiPort = ports[5]
+	// The apiserver listens on the `kubernetes` Service's address and port, so that the pods' in-cluster config
+	// (KUBERNETES_SERVICE_HOST/PORT from that Service) reaches it as through kube-proxy.
+	c.apiPort = 443
+	c.audit = filepath.Join(root, "logs", "audit.log")
+	auditPolicy := filepath.Join(root, "audit-policy.yaml")
+	if err := os.WriteFile(auditPolicy, []byte(auditPolicyYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 
@@ -199,11 +264,14 @@ func startCluster(t *testing.T, bin string) *cluster {
 	}
 
 	c.start("kube-apiserver", nil, root, filepath.Join(bin, "kube-apiserver"), "--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.apiPort),
+		"--bind-address=0.0.0.0", "--advertise-address="+apiServerIP, fmt.Sprintf("--secure-port=%d", c.apiPort),
 		"--tls-cert-file="+c.pki.ServerCert, "--tls-private-key-file="+c.pki.ServerKey, "--client-ca-file="+c.pki.CACert,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-key-file="+c.pki.SAPub,
-		"--service-account-signing-key-file="+c.pki.SAKey, "--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-signing-key-file="+c.pki.SAKey, "--service-cluster-ip-range="+serviceCIDR,
 		"--authorization-mode=RBAC", "--endpoint-reconciler-type=none", "--allow-privileged=true",
+		"--audit-policy-file="+auditPolicy, "--audit-log-path="+c.audit, "--audit-log-maxsize=0",
+		"--kubelet-preferred-address-types=InternalIP", "--kubelet-client-certificate="+c.pki.AdminCert,
+		"--kubelet-client-key="+c.pki.AdminKey,
 		"--cert-dir="+filepath.Join(root, "apiserver-certs"))
 	c.http, err = c.adminClient()
 	if err != nil {
@@ -219,7 +287,7 @@ func startCluster(t *testing.T, bin string) *cluster {
 	c.start("kube-controller-manager", nil, root, filepath.Join(bin, "kube-controller-manager"), "--kubeconfig="+kc,
 		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc, "--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", cmPort), "--leader-elect=false", "--service-account-private-key-file="+c.pki.SAKey,
-		"--root-ca-file="+c.pki.CACert, "--use-service-account-credentials=true", "--service-cluster-ip-range=10.0.0.0/24")
+		"--root-ca-file="+c.pki.CACert, "--use-service-account-credentials=true", "--service-cluster-ip-range="+serviceCIDR)
 	c.start("kube-scheduler", nil, root, filepath.Join(bin, "kube-scheduler"), "--kubeconfig="+kc,
 		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc, "--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", schedPort), "--leader-elect=false")
@@ -230,10 +298,17 @@ func startCluster(t *testing.T, bin string) *cluster {
 			t.Fatal(err)
 		}
 	}
+	// kwok also serves the nodes' kubelet API (node IP and port in each Node's status) for `kubectl logs`: a Logs
+	// object per pod names the file holding its container's output (the emulated kubelet writes them).
+	if _, err := c.kubectl("", "apply", "--server-side", "-f", filepath.Join(bin, "..", "kwok", "kwok.x-k8s.io_logs.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	kwokEnv := append(os.Environ(), "HOME="+filepath.Join(root, "kwok-home"))
 	c.start("kwok", kwokEnv, root, filepath.Join(bin, "kwok"), "--kubeconfig="+kc, "--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--cidr=127.2.0.0/16", "--node-ip=127.0.0.1",
-		"--node-lease-duration-seconds=40", fmt.Sprintf("--server-address=127.0.0.1:%d", kwokPort))
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--cidr=10.244.255.0/24", "--node-ip="+nodeIP,
+		"--node-lease-duration-seconds=40", fmt.Sprintf("--node-port=%d", kwokPort),
+		fmt.Sprintf("--server-address=%s:%d", nodeIP, kwokPort), "--tls-cert-file="+c.pki.KubeletCert,
+		"--tls-private-key-file="+c.pki.KubeletKey, "--enable-crds=Logs")
 	if err := waitFor(60*time.Second, "the default ServiceAccount", func() error {
 		return httpGetOK(c.http, c.apiURL("/api/v1/namespaces/default/serviceaccounts/default"))
 	}); err != nil {
@@ -243,8 +318,21 @@ func startCluster(t *testing.T, bin string) *cluster {
 }
 
 func (c *cluster) apiURL(path string) string {
-	return fmt.Sprintf("https://127.0.0.1:%d%s", c.apiPort, path)
+	return fmt.Sprintf("https://%s:%d%s", apiServerIP, c.apiPort, path)
 }
+
+// auditPolicyYAML records, at Metadata level, every request of the service accounts the scenarios run as (the
+// autoscaler's and the operator's), so that a test can compare what they really call with what their RBAC grants.
+const auditPolicyYAML = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users:
+      - system:serviceaccount:inference:inferscale-vllm
+      - system:serviceaccount:default:custom-pod-autoscaler-operator-cluster
+  - level: None
+`
 
 func (c *cluster) adminClient() (*http.Client, error) {
 	caPEM, err := os.ReadFile(c.pki.CACert)
@@ -275,7 +363,7 @@ kind: Config
 clusters:
 - name: e2e
   cluster:
-    server: https://127.0.0.1:%d
+    server: https://%s:%d
     certificate-authority-data: %s
 users:
 - name: admin
@@ -286,7 +374,7 @@ contexts:
 - name: e2e
   context: {cluster: e2e, user: admin}
 current-context: e2e
-`, c.apiPort, read(c.pki.CACert), read(c.pki.AdminCert), read(c.pki.AdminKey))
+`, apiServerIP, c.apiPort, read(c.pki.CACert), read(c.pki.AdminCert), read(c.pki.AdminKey))
 	path := filepath.Join(c.root, "kubeconfig")
 	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
 		return "", fmt.Errorf("writing kubeconfig: %w", err)
@@ -296,6 +384,12 @@ current-context: e2e
 
 // kubectl runs the built kubectl against the cluster and returns its stdout.
 func (c *cluster) kubectl(stdin string, args ...string) (string, error) {
+	out, _, err := c.kubectlStderr(stdin, args...)
+	return out, err
+}
+
+// kubectlStderr runs kubectl and returns its stdout and stderr (where it prints the API server's warnings).
+func (c *cluster) kubectlStderr(stdin string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
@@ -305,34 +399,68 @@ func (c *cluster) kubectl(stdin string, args ...string) (string, error) {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errb.String())
+		return out.String(), errb.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errb.String())
 	}
-	return out.String(), nil
+	return out.String(), errb.String(), nil
 }
 
 // getJSON GETs an API path as the admin and decodes it into v.
 func (c *cluster) getJSON(path string, v any) error {
-	resp, err := c.http.Get(c.apiURL(path))
+	return c.call(http.MethodGet, path, "", nil, v)
+}
+
+// postJSON POSTs a JSON body to an API path as the admin and decodes the answer into v.
+func (c *cluster) postJSON(path string, body io.Reader, v any) error {
+	return c.call(http.MethodPost, path, "application/json", body, v)
+}
+
+// call sends one request as the admin; a non-2xx answer is an *apiError.
+func (c *cluster) call(method, path, contentType string, body io.Reader, v any) error {
+	req, err := http.NewRequest(method, c.apiURL(path), body)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
+		return err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	if resp.StatusCode/100 != 2 {
+		return &apiError{code: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, b)}
+	}
+	if v == nil {
+		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("GET %s: decoding: %w", path, err)
+		return fmt.Errorf("%s %s: decoding: %w", method, path, err)
 	}
 	return nil
 }
 
+// apiError is a non-2xx answer of the API server.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func isNotFound(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.code == http.StatusNotFound
+}
+
 var errNotYet = errors.New("not yet")
 
-// addFakeNodes creates n kwok-managed nodes with podCIDRs 127.1.<i>.0/24 and waits until they are Ready.
+// addFakeNodes creates n kwok-managed nodes with podCIDRs 10.244.<i>.0/24 (local addresses in the test's network
+// namespace) and waits until they are Ready.
 func (c *cluster) addFakeNodes(n int) {
 	c.t.Helper()
 	var docs []string
@@ -344,8 +472,8 @@ metadata:
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
   labels: {kubernetes.io/hostname: kwok-node-%d, type: kwok}
 spec:
-  podCIDR: 127.1.%d.0/24
-  podCIDRs: [127.1.%d.0/24]
+  podCIDR: 10.244.%d.0/24
+  podCIDRs: [10.244.%d.0/24]
 status:
   capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
   allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}

@@ -18,15 +18,20 @@ const (
 	failNone  = ""
 	fail500   = "500"   // /metrics answers 500
 	failClose = "close" // the connection is closed without an answer
+	failDown  = "down"  // nothing listens: connections are refused
 )
 
 // load is what the test controls. Demand is the fleet's offered load in "pods at 100 %" units: requests
 // arrive at podCapacityRPS*Demand per second and the Service spreads them evenly over the pods. Fail makes every
-// /metrics scrape fail while the engines keep serving (a broken exporter or network path).
+// /metrics scrape fail while the engines keep serving (a broken exporter or network path). Prefill is the time to
+// first token of a request that does not wait (long prompts; 0: defaultPrefill).
 type load struct {
-	Demand float64
-	Fail   string
+	Demand  float64
+	Fail    string
+	Prefill time.Duration
 }
+
+const defaultPrefill = 200 * time.Millisecond
 
 // The emulated engine: a pod admits up to maxRunning requests into its batch, each takes requestSeconds, and it
 // finishes at most podCapacityRPS per second; the rest waits. Queues and batches therefore build and drain over
@@ -52,9 +57,9 @@ type vllmFleet struct {
 }
 
 type vllmPod struct {
-	srv      *http.Server
-	ln       net.Listener
-	last     time.Time // state below is as of last
+	ip       string
+	srv      *http.Server // nil while not listening
+	last     time.Time    // state below is as of last
 	running  float64
 	waiting  float64
 	buckets  []float64 // cumulative TTFT observations per ttftBuckets entry, +Inf last
@@ -62,8 +67,9 @@ type vllmPod struct {
 	finished float64
 }
 
-// advance runs the pod's engine from p.last to now with requests arriving at rate per second.
-func (p *vllmPod) advance(now time.Time, rate float64) {
+// advance runs the pod's engine from p.last to now with requests arriving at rate per second, each taking prefill
+// seconds to its first token when it does not wait.
+func (p *vllmPod) advance(now time.Time, rate, prefill float64) {
 	for p.last.Before(now) {
 		h := min(now.Sub(p.last), step)
 		p.last = p.last.Add(h)
@@ -74,7 +80,7 @@ func (p *vllmPod) advance(now time.Time, rate float64) {
 		p.running += admit
 		done := min(p.running, min(p.running/requestSeconds, podCapacityRPS)*dt)
 		p.running -= done
-		ttft := 0.2 + p.waiting/podCapacityRPS // prefill plus the time the queue ahead takes to drain
+		ttft := prefill + p.waiting/podCapacityRPS // prefill plus the time the queue ahead takes to drain
 		for i, ub := range ttftBuckets {
 			if ttft <= ub {
 				p.buckets[i] += done
@@ -89,8 +95,12 @@ func (p *vllmPod) advance(now time.Time, rate float64) {
 // advanceAll brings every pod up to now under the current load; callers hold f.mu.
 func (f *vllmFleet) advanceAll(now time.Time) {
 	rate := podCapacityRPS * f.load.Demand / float64(max(1, len(f.pods)))
+	prefill := defaultPrefill
+	if f.load.Prefill > 0 {
+		prefill = f.load.Prefill
+	}
 	for _, p := range f.pods {
-		p.advance(now, rate)
+		p.advance(now, rate, prefill.Seconds())
 	}
 }
 
@@ -98,11 +108,17 @@ func newVLLMFleet(port int) *vllmFleet {
 	return &vllmFleet{port: port, pods: map[string]*vllmPod{}}
 }
 
+// set changes the load from now on; failDown closes every listener at once (sync reopens them on recovery).
 func (f *vllmFleet) set(l load) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.advanceAll(time.Now())
 	f.load = l
+	if l.Fail == failDown {
+		for _, p := range f.pods {
+			p.unlisten()
+		}
+	}
 }
 
 func (f *vllmFleet) scrapeCount() int {
@@ -111,7 +127,8 @@ func (f *vllmFleet) scrapeCount() int {
 	return f.scrapes
 }
 
-// sync starts a server for every new IP and stops those whose pod is gone.
+// sync starts an engine for every new IP and drops those whose pod is gone; each engine's /metrics listens on
+// its pod's IP unless the servers are down.
 func (f *vllmFleet) sync(ips []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -120,35 +137,50 @@ func (f *vllmFleet) sync(ips []string) error {
 	var errs []error
 	for _, ip := range ips {
 		want[ip] = true
-		if _, ok := f.pods[ip]; ok {
-			continue
+		p, ok := f.pods[ip]
+		if !ok {
+			p = &vllmPod{ip: ip, last: time.Now(), buckets: make([]float64, len(ttftBuckets)+1)}
+			f.pods[ip] = p
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(f.port)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("emulated vLLM on %s: %w", ip, err))
-			continue
+		if f.load.Fail != failDown && p.srv == nil {
+			if err := f.listen(p); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		p := &vllmPod{ln: ln, last: time.Now(), buckets: make([]float64, len(ttftBuckets)+1)}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { f.serve(p, w) })
-		p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = p.srv.Serve(ln) }()
-		f.pods[ip] = p
 	}
 	for ip, p := range f.pods {
 		if !want[ip] {
-			_ = p.srv.Close()
+			p.unlisten()
 			delete(f.pods, ip)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+func (f *vllmFleet) listen(p *vllmPod) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(p.ip, fmt.Sprint(f.port)))
+	if err != nil {
+		return fmt.Errorf("emulated vLLM on %s: %w", p.ip, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { f.serve(p, w) })
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func(srv *http.Server) { _ = srv.Serve(ln) }(p.srv)
+	return nil
+}
+
+func (p *vllmPod) unlisten() {
+	if p.srv != nil {
+		_ = p.srv.Close()
+		p.srv = nil
+	}
+}
+
 func (f *vllmFleet) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for ip, p := range f.pods {
-		_ = p.srv.Close()
+		p.unlisten()
 		delete(f.pods, ip)
 	}
 }

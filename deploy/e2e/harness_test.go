@@ -1,0 +1,572 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/inferscale/inferscale/internal/testenv"
+)
+
+// Names the base manifests use (deploy/base).
+const (
+	namespace  = "inference"
+	autoscaler = "inferscale-vllm" // the CustomPodAutoscaler, its pod, ServiceAccount, Role and RoleBinding
+	target     = "vllm"
+	stateCM    = "inferscale-vllm-state"
+	stateKey   = "state.json" // evaluate's data key in the state ConfigMap
+	saUser     = "system:serviceaccount:" + namespace + ":" + autoscaler
+
+	// vllmPort is where the emulated vLLM servers listen, set on the CustomPodAutoscaler as metricsPort: the
+	// manifests' 8000 is taken in this shared network namespace by the operator's metrics listener (main.go binds
+	// ":8000"; in a cluster each pod has its own network namespace).
+	vllmPort = 18000
+
+	tick = 2 * time.Second // CPA interval in the scenarios
+)
+
+// environment is the control plane every scenario shares: etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok with two fake GPU nodes, the emulated kubelet, and the real CPA operator installed from
+// its chart.
+type environment struct {
+	c    *cluster
+	kl   *kubelet
+	repo string
+}
+
+func startEnvironment(t *testing.T) *environment {
+	if os.Geteuid() != 0 {
+		testenv.SkipUnlessCI(t, "the e2e test needs root (chroot, uids, a private network namespace)")
+	}
+	repo := testenv.ModuleRoot(t)
+	bin := toolchainBin(t)
+	began := time.Now()
+	c := startCluster(t, bin)
+	t.Logf("control plane up in %s", time.Since(began).Round(time.Millisecond))
+	c.addFakeNodes(2)
+	src := operatorSource(t, repo)
+	cpaImg, err := inferscaleImage(repo, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opImg, err := operatorImage(src, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("images: %s\n%s", cpaImg, opImg)
+	e := &environment{c: c, kl: newKubelet(c, cpaImg, opImg), repo: repo}
+	c.installOperator(t, src)
+	t.Logf("operator %s installed and running, %s after start", operatorVersion, time.Since(began).Round(time.Millisecond))
+	return e
+}
+
+// toolchainBin finds the binaries build-toolchain.sh built.
+func toolchainBin(t *testing.T) string {
+	cache := os.Getenv("INFERSCALE_E2E_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "inferscale-e2e")
+	}
+	bin := filepath.Join(cache, "bin")
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok",
+		"custom-pod-autoscaler", "custom-pod-autoscaler-operator"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			t.Fatalf("%s missing in %s: run deploy/e2e/build-toolchain.sh (make e2e does): %v", b, bin, err)
+		}
+	}
+	return bin
+}
+
+// deployment is one overlay applied as a user applies it, with the emulated vLLM fleet behind its Deployment.
+type deployment struct {
+	env     *environment
+	c       *cluster
+	overlay string
+	fleet   *vllmFleet
+	began   time.Time
+	config  map[string]string // the CustomPodAutoscaler's effective config list
+	history *replicaHistory
+	prom    *prometheusServer // scraping the target's pods, when set
+}
+
+// deploy applies deploy/overlays/<overlay> (`kubectl apply --server-side -k`, docs/deploy.md step 2), then sets
+// the scenario's config entries on the CustomPodAutoscaler (`kubectl patch cpa`, docs/deploy.md "Tune"), and waits
+// until the operator runs a CPA pod carrying them. Cleanup removes it all (`kubectl delete -k`, docs/deploy.md
+// "Remove") and waits for the namespace to be gone.
+func (e *environment) deploy(t *testing.T, overlay string, config map[string]string) *deployment {
+	t.Helper()
+	return e.deployScraped(t, overlay, config, nil)
+}
+
+// deployScraped is deploy with a Prometheus scraping the target's pods.
+func (e *environment) deployScraped(t *testing.T, overlay string, config map[string]string, prom *prometheusServer) *deployment {
+	t.Helper()
+	d := &deployment{env: e, c: e.c, overlay: overlay, fleet: newVLLMFleet(vllmPort), began: time.Now(), prom: prom}
+	dir := filepath.Join(e.repo, "deploy", "overlays", overlay)
+	out, err := e.c.kubectl("", "apply", "--server-side", "-k", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("applied %s:\n%s", dir, out)
+	stop, watcherDone := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		<-watcherDone
+		d.fleet.close()
+		d.remove(t, dir)
+	})
+	d.fleet.set(load{Demand: idleDemand})
+	d.history = &replicaHistory{}
+	go func() { defer close(watcherDone); d.watchPods(t, stop) }()
+	d.setConfig(t, config)
+	return d
+}
+
+// remove deletes what the overlay created and waits until its namespace is gone.
+func (d *deployment) remove(t *testing.T, dir string) {
+	if _, err := d.c.kubectl("", "delete", "-k", dir, "--wait=false"); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := waitFor(120*time.Second, "namespace "+namespace+" deleted", func() error {
+		var ns corev1.Namespace
+		err := d.c.getJSON("/api/v1/namespaces/"+namespace, &ns)
+		if isNotFound(err) {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("phase %s: %w", ns.Status.Phase, errNotYet)
+		}
+		return err
+	}); err != nil {
+		t.Error(err)
+	}
+	if err := d.env.kl.failures(); err != nil {
+		t.Errorf("the kubelet could not run some pods: %v", err)
+	}
+}
+
+// setConfig sets entries of the CustomPodAutoscaler's config list the way docs/deploy.md ("Tune") says: list the
+// entries with `kubectl get cpa -o jsonpath` (one per line, so line i is entry i), then one `kubectl patch --type
+// json` replacing the values of existing entries and adding new ones. It waits until the operator has replaced the
+// CPA pod with one whose env carries them and the kubelet runs it.
+func (d *deployment) setConfig(t *testing.T, entries map[string]string) *corev1.Pod {
+	t.Helper()
+	out, err := d.c.kubectl("", "get", "cpa", autoscaler, "-n", namespace, "-o", `jsonpath={range .spec.config[*]}{.name}={.value}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := map[string]int{}
+	d.config = map[string]string{}
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		if _, dup := index[k]; dup {
+			t.Fatalf("config key %s appears twice in the CustomPodAutoscaler", k)
+		}
+		index[k] = i
+		d.config[k] = v
+	}
+	var names []string
+	for k := range entries {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var ops []map[string]any
+	for _, k := range names {
+		if i, ok := index[k]; ok {
+			ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/config/%d/value", i), "value": entries[k]})
+		} else {
+			ops = append(ops, map[string]any{"op": "add", "path": "/spec/config/-", "value": map[string]string{"name": k, "value": entries[k]}})
+		}
+		d.config[k] = entries[k]
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.kubectl("", "patch", "cpa", autoscaler, "-n", namespace, "--type", "json", "-p", string(patch)); err != nil {
+		t.Fatal(err)
+	}
+	return d.waitCPAPod(t, func(p *corev1.Pod) error {
+		env := map[string]string{}
+		for _, e := range p.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		for k, v := range entries {
+			if env[k] != v {
+				return fmt.Errorf("pod %s has %s=%q, want %q: %w", p.UID, k, env[k], v, errNotYet)
+			}
+		}
+		return nil
+	})
+}
+
+const cpaPath = "/apis/custompodautoscaler.com/v1/namespaces/" + namespace + "/custompodautoscalers/" + autoscaler
+
+// cpaPod returns the CPA pod the operator created (an error when there is none).
+func (d *deployment) cpaPod() (*corev1.Pod, error) {
+	var p corev1.Pod
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods/"+autoscaler, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// waitCPAPod waits until the CPA pod satisfies ok, is Running and not being deleted, and the kubelet runs its
+// container; it returns that pod.
+func (d *deployment) waitCPAPod(t *testing.T, ok func(*corev1.Pod) error) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	if err := waitFor(90*time.Second, "the operator's CPA pod running", func() error {
+		p, err := d.cpaPod()
+		if err != nil {
+			return err
+		}
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("pod %s phase %s deleting %v: %w", p.UID, p.Status.Phase, p.DeletionTimestamp != nil, errNotYet)
+		}
+		if err := ok(p); err != nil {
+			return err
+		}
+		if d.env.kl.running(p.UID) == nil {
+			return fmt.Errorf("pod %s not run by the kubelet yet: %w", p.UID, errNotYet)
+		}
+		pod = p
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// restartCPA deletes the CPA pod (`kubectl delete pod`, as an eviction or node drain would) and waits for the
+// operator's replacement to run.
+func (d *deployment) restartCPA(t *testing.T) *corev1.Pod {
+	t.Helper()
+	old, err := d.cpaPod()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.kubectl("", "delete", "pod", autoscaler, "-n", namespace, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	return d.waitCPAPod(t, func(p *corev1.Pod) error {
+		if p.UID == old.UID {
+			return fmt.Errorf("still the old pod: %w", errNotYet)
+		}
+		return nil
+	})
+}
+
+// cpaLog is the output of the CPA pod's container (CPA's own, and metric's and evaluate's stderr with logStderr), as
+// `kubectl logs` shows it (docs/deploy.md "Watch").
+func (d *deployment) cpaLog(t *testing.T) string {
+	t.Helper()
+	out, err := d.c.kubectl("", "logs", "-n", namespace, autoscaler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// replicas returns the Deployment's spec.replicas.
+func (d *deployment) replicas(t *testing.T) int {
+	t.Helper()
+	var dep appsv1.Deployment
+	if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+target, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Spec.Replicas == nil {
+		t.Fatal("deployment has no spec.replicas")
+	}
+	return int(*dep.Spec.Replicas)
+}
+
+// expectReplicas waits up to within for cond on the replica count and returns the count and when it held; it
+// fails the test (saying what) otherwise.
+func (d *deployment) expectReplicas(t *testing.T, within time.Duration, what string, cond func(int) bool) (int, time.Time) {
+	t.Helper()
+	r := 0
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if r = d.replicas(t); cond(r) {
+			return r, time.Now()
+		}
+	}
+	t.Fatalf("%s: replicas %d after %s", what, r, within)
+	return 0, time.Time{}
+}
+
+// settle waits until the replica count has not changed for quiet and returns it.
+func (d *deployment) settle(t *testing.T, quiet, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last, since := d.replicas(t), time.Now()
+	for time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		if r := d.replicas(t); r != last {
+			last, since = r, time.Now()
+		}
+		if time.Since(since) >= quiet {
+			return last
+		}
+	}
+	t.Fatalf("replicas did not settle for %s within %s (last %d)", quiet, within, last)
+	return 0
+}
+
+// podAddr is a target pod's name and IP.
+type podAddr struct{ name, ip string }
+
+// targetPods lists the target's Running pods.
+func (d *deployment) targetPods() ([]podAddr, error) {
+	var pods corev1.PodList
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+target, &pods); err != nil {
+		return nil, err
+	}
+	var out []podAddr
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			out = append(out, podAddr{p.Name, p.Status.PodIP})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ip < out[j].ip })
+	return out, nil
+}
+
+// watchPods keeps an emulated vLLM server on every Running pod's IP, and records the replica count, until stop is
+// closed.
+func (d *deployment) watchPods(t *testing.T, stop <-chan struct{}) {
+	for {
+		var dep appsv1.Deployment
+		if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+target, &dep); err == nil && dep.Spec.Replicas != nil {
+			d.history.record(time.Now(), int(*dep.Spec.Replicas))
+		}
+		if pods, err := d.targetPods(); err == nil {
+			var ips []string
+			for _, p := range pods {
+				ips = append(ips, p.ip)
+			}
+			if err := d.fleet.sync(ips); err != nil {
+				t.Errorf("emulated servers: %v", err)
+			}
+			if d.prom != nil {
+				if err := d.prom.setTargets(namespace, pods, vllmPort); err != nil {
+					t.Errorf("Prometheus targets: %v", err)
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// replicaHistory is every replica count the Deployment showed, as sampled every 250 ms.
+type replicaHistory struct {
+	mu      sync.Mutex
+	changes []replicaChange
+}
+
+type replicaChange struct {
+	at       time.Time
+	replicas int
+}
+
+func (h *replicaHistory) record(at time.Time, r int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.changes); n == 0 || h.changes[n-1].replicas != r {
+		h.changes = append(h.changes, replicaChange{at, r})
+	}
+}
+
+// between returns the counts seen from a to b (the one in force at a first).
+func (h *replicaHistory) between(a, b time.Time) []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []int
+	for i, c := range h.changes {
+		inForceAtA := c.at.Before(a) && (i+1 == len(h.changes) || !h.changes[i+1].at.Before(a))
+		if inForceAtA || (!c.at.Before(a) && !c.at.After(b)) {
+			out = append(out, c.replicas)
+		}
+	}
+	return out
+}
+
+// heldBetween fails the test unless the replica count was want all the time from a to b, waiting until b.
+func (d *deployment) heldBetween(t *testing.T, want int, a, b time.Time, what string) {
+	t.Helper()
+	time.Sleep(time.Until(b.Add(300 * time.Millisecond))) // one more sample after b
+	if seen := d.history.between(a, b); len(seen) != 1 || seen[0] != want {
+		t.Fatalf("%s: replicas went %v between %s and %s, want %d held", what, seen, a.Format("15:04:05.0"), b.Format("15:04:05.0"), want)
+	}
+}
+
+// waitScrapes waits until the emulated servers answered (or failed) n more scrapes.
+func (d *deployment) waitScrapes(t *testing.T, n int, within time.Duration) {
+	t.Helper()
+	start := d.fleet.scrapeCount()
+	if err := waitFor(within, fmt.Sprintf("%d scrapes", n), func() error {
+		if got := d.fleet.scrapeCount() - start; got < n {
+			return fmt.Errorf("%d scrapes so far: %w", got, errNotYet)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// evalState is the part of evaluate's durable state (the state ConfigMap's state.json) the scenarios check.
+type evalState struct {
+	LastTick        *time.Time `json:"lastTick"`
+	LastScaleUp     *time.Time `json:"lastScaleUp"`
+	LastScaleDown   *time.Time `json:"lastScaleDown"`
+	Recommendations []struct {
+		At       time.Time `json:"at"`
+		Replicas int       `json:"replicas"`
+	} `json:"recommendations"`
+}
+
+// stateConfigMap returns the state ConfigMap (nil when it does not exist).
+func (d *deployment) stateConfigMap(t *testing.T) *corev1.ConfigMap {
+	t.Helper()
+	var cm corev1.ConfigMap
+	err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/configmaps/"+stateCM, &cm)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cm
+}
+
+// state decodes evaluate's state, which must exist.
+func (d *deployment) state(t *testing.T) *evalState {
+	t.Helper()
+	cm := d.stateConfigMap(t)
+	if cm == nil {
+		t.Fatalf("no state ConfigMap %s", stateCM)
+	}
+	var st evalState
+	if err := json.Unmarshal([]byte(cm.Data[stateKey]), &st); err != nil {
+		t.Fatalf("state ConfigMap %s key %s: %v", stateCM, stateKey, err)
+	}
+	return &st
+}
+
+// waitStateTick waits until evaluate saved a tick after t0 (proof that CPA ticked and evaluate ran).
+func (d *deployment) waitStateTick(t *testing.T, after time.Time, within time.Duration) {
+	t.Helper()
+	if err := waitFor(within, "evaluate to save a tick", func() error {
+		if st := d.state(t); st.LastTick == nil || !st.LastTick.After(after) {
+			return fmt.Errorf("last tick %v: %w", st.LastTick, errNotYet)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cpaAPI calls CPA's REST API on the CPA pod through the API server's pod proxy, as docs/deploy.md shows:
+// GET with `kubectl get --raw`, POST with `kubectl create --raw`.
+func (d *deployment) cpaAPI(t *testing.T, method, path string) string {
+	t.Helper()
+	raw := "/api/v1/namespaces/" + namespace + "/pods/" + autoscaler + ":5000/proxy" + path
+	var out string
+	var err error
+	switch method {
+	case "GET":
+		out, err = d.c.kubectl("", "get", "--raw", raw)
+	case "POST":
+		out, err = d.c.kubectl("{}", "create", "--raw", raw, "-f", "-")
+	default:
+		t.Fatalf("method %s", method)
+	}
+	if err != nil {
+		t.Fatalf("CPA API %s %s: %v", method, path, err)
+	}
+	return out
+}
+
+// roleGrants is what the applied Role grants, one grant per (group, resource, verb, name).
+func (d *deployment) roleGrants(t *testing.T) map[grant]bool {
+	t.Helper()
+	var role rbacv1.Role
+	if err := d.c.getJSON("/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/roles/"+autoscaler, &role); err != nil {
+		t.Fatal(err)
+	}
+	out := map[grant]bool{}
+	for _, r := range role.Rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{""}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					for _, n := range names {
+						out[grant{g, res, v, n}] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// autoscalerCalls is every API call of the autoscaler's service account since the deployment began; it fails
+// the test on any the API server refused (a missing grant).
+func (d *deployment) autoscalerCalls(t *testing.T) []apiCall {
+	t.Helper()
+	calls, err := d.c.auditCalls(saUser, d.began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if c.Code == 403 {
+			t.Errorf("the API server refused %s by %s (%s): the Role lacks it", c.grant(), c.program(), c.UserAgent)
+		}
+	}
+	return calls
+}
+
+// checkLeastPrivilege fails unless every call the autoscaler made is allowed by a rule naming it (a list needs a
+// rule without resourceNames) — so that the scenarios exercise what the Role grants — and returns what was used.
+func (d *deployment) checkLeastPrivilege(t *testing.T) map[grant]bool {
+	t.Helper()
+	granted := d.roleGrants(t)
+	used := map[grant]bool{}
+	for _, c := range d.autoscalerCalls(t) {
+		g := c.grant()
+		if c.Verb == "list" || c.Verb == "create" || c.Verb == "watch" {
+			g.name = "" // RBAC matches these without a name
+		}
+		used[g] = true
+		if !granted[g] {
+			t.Errorf("%s by %s is not granted by any rule (got through another?)", g, c.program())
+		}
+	}
+	t.Logf("the autoscaler's service account used: %s", strings.Join(sortedGrants(used), "; "))
+	return used
+}
+
+func decodeJSON(r io.Reader, v any) error {
+	return json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(v)
+}

@@ -295,14 +295,15 @@ func (d *deployment) replicas(t *testing.T) int {
 	return int(*dep.Spec.Replicas)
 }
 
-// expectReplicas waits up to within for cond on the replica count and returns the count and when it held; it
-// fails the test (saying what) otherwise.
+// expectReplicas waits up to within for cond on the replica count and returns the count and when the history first
+// saw it; it fails the test (saying what) otherwise.
 func (d *deployment) expectReplicas(t *testing.T, within time.Duration, what string, cond func(int) bool) (int, time.Time) {
 	t.Helper()
 	r := 0
-	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if r = d.replicas(t); cond(r) {
-			return r, time.Now()
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		var at time.Time
+		if r, at = d.history.latest(); cond(r) {
+			return r, at
 		}
 	}
 	t.Fatalf("%s: replicas %d after %s", what, r, within)
@@ -395,14 +396,25 @@ func (h *replicaHistory) record(at time.Time, r int) {
 	}
 }
 
+// latest is the current count and since when (0 before the first sample).
+func (h *replicaHistory) latest() (int, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.changes) == 0 {
+		return 0, time.Time{}
+	}
+	c := h.changes[len(h.changes)-1]
+	return c.replicas, c.at
+}
+
 // between returns the counts seen from a to b (the one in force at a first).
 func (h *replicaHistory) between(a, b time.Time) []int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []int
 	for i, c := range h.changes {
-		inForceAtA := c.at.Before(a) && (i+1 == len(h.changes) || !h.changes[i+1].at.Before(a))
-		if inForceAtA || (!c.at.Before(a) && !c.at.After(b)) {
+		inForceAtA := !c.at.After(a) && (i+1 == len(h.changes) || h.changes[i+1].at.After(a))
+		if inForceAtA || (c.at.After(a) && !c.at.After(b)) {
 			out = append(out, c.replicas)
 		}
 	}
@@ -430,6 +442,34 @@ func (d *deployment) waitScrapes(t *testing.T, n int, within time.Duration) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// targetPodObjects returns the target's pods as the API has them (annotations such as
+// controller.kubernetes.io/pod-deletion-cost included), by name.
+func (d *deployment) targetPodObjects(t *testing.T) map[string]corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+target, &pods); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]corev1.Pod{}
+	for _, p := range pods.Items {
+		out[p.Name] = p
+	}
+	return out
+}
+
+// deploymentEvents returns the Events recorded on the target Deployment (by reason, in order), e.g. the ones an
+// autoscaler emits about its decisions.
+func (d *deployment) deploymentEvents(t *testing.T) []corev1.Event {
+	t.Helper()
+	var evs corev1.EventList
+	sel := "involvedObject.kind%3DDeployment%2CinvolvedObject.name%3D" + target
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/events?fieldSelector="+sel, &evs); err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(evs.Items, func(i, j int) bool { return evs.Items[i].LastTimestamp.Before(&evs.Items[j].LastTimestamp) })
+	return evs.Items
 }
 
 // evalState is the part of evaluate's durable state (the state ConfigMap's state.json) the scenarios check.

@@ -104,7 +104,11 @@ func (c *cluster) installOperator(t *testing.T, src string) {
 	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Server-side: the CRD (525 kB) does not fit the client-side last-applied annotation (256 kB).
+	// Server-side: the CRD (525 kB) does not fit the last-applied annotation of a client-side apply (256 kB), as a
+	// dry run of one shows.
+	if _, err := c.kubectl("", "apply", "--dry-run=server", "-f", path); err == nil || !strings.Contains(err.Error(), "Too long") {
+		t.Errorf("a client-side apply of cluster.yaml: %v; docs/deploy.md says it fails on the CRD's size", err)
+	}
 	if _, err := c.kubectl("", "apply", "--server-side", "-f", path); err != nil {
 		t.Fatal(err)
 	}
@@ -130,5 +134,25 @@ func (c *cluster) installOperator(t *testing.T, src string) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// uninstallOperator removes what cluster.yaml installed (docs/deploy.md "Remove") and checks the CRD and the
+// operator's Deployment are gone.
+func (c *cluster) uninstallOperator(t *testing.T) {
+	t.Helper()
+	if _, err := c.kubectl("", "delete", "-f", filepath.Join(c.root, "cluster.yaml"), "--timeout=120s"); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + crdName,
+		"/apis/apps/v1/namespaces/" + operatorNS + "/deployments/" + operatorName} {
+		if err := waitFor(60*time.Second, path+" deleted", func() error {
+			if err := c.getJSON(path, &struct{}{}); !isNotFound(err) {
+				return fmt.Errorf("still there (%v): %w", err, errNotYet)
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Loads the emulated fleet carries, in "pods at 100 %" (podCapacityRPS requests/s each).
@@ -75,7 +77,7 @@ func TestOnARealControlPlane(t *testing.T) {
 			t.Logf("%s: %s", sc.name, time.Since(began).Round(time.Second))
 		})
 	}
-	if t.Failed() || granted == nil {
+	if t.Failed() {
 		return
 	}
 	// Least privilege: together the scenarios use every grant of the Role (and checkLeastPrivilege found none
@@ -85,6 +87,7 @@ func TestOnARealControlPlane(t *testing.T) {
 			t.Errorf("the Role grants %s, which no scenario used", g)
 		}
 	}
+	e.c.uninstallOperator(t)
 }
 
 // overlaysValidate applies every overlay as a server-side dry run with strict field validation: the API server
@@ -124,6 +127,7 @@ func overlaysValidate(t *testing.T, e *environment) *deployment {
 func perPodDirectScrape(t *testing.T, e *environment) *deployment {
 	d := e.deploy(t, "edge", tuning(nil))
 	checkRestricted(t, d)
+	checkOwnedByTheCPA(t, d)
 	d.waitScrapes(t, 3, 10*tick)
 	if r := d.replicas(t); r != 1 {
 		t.Fatalf("idle fleet: replicas %d, want 1", r)
@@ -132,7 +136,10 @@ func perPodDirectScrape(t *testing.T, e *environment) *deployment {
 	rose := time.Now()
 	r, at := d.expectReplicas(t, 5*tick, "busy fleet", func(r int) bool { return r > 1 })
 	t.Logf("scale-up 1 -> %d after %s", r, at.Sub(rose).Round(100*time.Millisecond))
-	checkBusy(t, d.settle(t, window+2*tick, 2*time.Minute))
+	settled := d.settle(t, window+2*tick, 2*time.Minute)
+	checkBusy(t, settled)
+	checkDeploymentFollowed(t, d, settled)
+	watchAsDocumented(t, d)
 	d.fleet.set(load{Demand: idleDemand})
 	d.expectReplicas(t, 6*window, "idle fleet back to one replica", func(r int) bool { return r == 1 })
 	if n := countCalls(d.autoscalerCalls(t), "cpa", "list", "pods"); n == 0 {
@@ -367,6 +374,75 @@ func checkRestricted(t *testing.T, d *deployment) {
 	}
 	if !strings.Contains(stderr, target+"-") {
 		t.Logf("note: no restricted-level warning for the example vLLM pods either: %q", stderr)
+	}
+}
+
+// checkDeploymentFollowed fails unless the Deployment controller acted on the scale (an Event on the Deployment
+// for the last step) and the pods exist: as many Running as replicas.
+func checkDeploymentFollowed(t *testing.T, d *deployment, replicas int) {
+	t.Helper()
+	scaled := false
+	for _, ev := range d.deploymentEvents(t) {
+		scaled = scaled || (ev.Reason == "ScalingReplicaSet" && strings.HasSuffix(ev.Message, fmt.Sprintf(" to %d", replicas)))
+	}
+	if !scaled {
+		t.Errorf("no ScalingReplicaSet event on the Deployment for the scale to %d", replicas)
+	}
+	running := 0
+	for _, p := range d.targetPodObjects(t) {
+		if p.Status.Phase == "Running" && p.DeletionTimestamp == nil {
+			running++
+		}
+	}
+	if running != replicas {
+		t.Errorf("%d target pods Running, want %d", running, replicas)
+	}
+}
+
+// watchAsDocumented runs docs/deploy.md's "Watch it work" commands and checks what they show.
+func watchAsDocumented(t *testing.T, d *deployment) {
+	t.Helper()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "cpa", "-n", namespace}, autoscaler},
+		{[]string{"get", "pod", autoscaler, "-n", namespace}, "Running"},
+		{[]string{"logs", "-n", namespace, autoscaler, "--tail=50"}, "Evaluation determined"},
+		{[]string{"get", "configmap", stateCM, "-n", namespace, "-o", `jsonpath={.data.state\.json}`}, `"lastTick"`},
+	} {
+		out, err := d.c.kubectl("", c.args...)
+		if err != nil {
+			t.Errorf("kubectl %s: %v", strings.Join(c.args, " "), err)
+			continue
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("kubectl %s shows no %q:\n%s", strings.Join(c.args, " "), c.want, out)
+		}
+	}
+}
+
+// checkOwnedByTheCPA fails unless the operator made the CustomPodAutoscaler an owner of the RBAC objects the base
+// supplies (provision*: false), so that they are garbage-collected with it.
+func checkOwnedByTheCPA(t *testing.T, d *deployment) {
+	t.Helper()
+	for _, path := range []string{"/api/v1/namespaces/" + namespace + "/serviceaccounts/" + autoscaler,
+		"/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace + "/roles/" + autoscaler,
+		"/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace + "/rolebindings/" + autoscaler} {
+		if err := waitFor(10*time.Second, path+" owned by the CustomPodAutoscaler", func() error {
+			var obj metav1.PartialObjectMetadata
+			if err := d.c.getJSON(path, &obj); err != nil {
+				return err
+			}
+			for _, o := range obj.OwnerReferences {
+				if o.Kind == "CustomPodAutoscaler" && o.Name == autoscaler {
+					return nil
+				}
+			}
+			return fmt.Errorf("owners %v: %w", obj.OwnerReferences, errNotYet)
+		}); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -1,9 +1,19 @@
 // Package e2e proves the deploy/ manifests and config/ end to end, installed the way docs/deploy.md says: a real
-// control plane on loopback (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with fake GPU
-// nodes), the real Custom Pod Autoscaler Operator v1.4.2 installed from its chart's manifests, the overlays applied
-// with kubectl, and the pods the operator creates run from the pod objects by an emulated kubelet (the real CPA
-// v2.12.2 running our metric and evaluate in the image's layout). Emulated vLLM servers answer on the pods' IPs,
-// and a real Prometheus scrapes them for the Prometheus overlay. The test is behind the e2e build tag;
-// build-toolchain.sh builds the binaries and `make e2e` runs both. It needs root and runs in a private network
-// namespace.
+// control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with fake GPU nodes) in a
+// private network namespace, the real Custom Pod Autoscaler Operator v1.4.2 installed from its chart's manifests,
+// the overlays applied with kubectl, and the pods the operator creates run from the pod objects by an emulated
+// kubelet (the real CPA v2.12.2 running our metric and evaluate in the image's layout). Emulated vLLM servers answer
+// on the pods' IPs, and a real Prometheus scrapes them for the Prometheus overlay. The test is behind the e2e build
+// tag and needs root; build-toolchain.sh builds the binaries and `make e2e` runs both.
+//
+// A scenario is a function in TestOnARealControlPlane's table (scenarios_test.go) that returns its deployment:
+//
+//	d := e.deploy(t, "edge", tuning(map[string]string{"scaleDownCooldown": "20s"})) // overlay + config entries
+//	d.fleet.set(load{Demand: busyDemand})                                            // what the vLLM pods see
+//	r, at := d.expectReplicas(t, 5*tick, "busy fleet", func(r int) bool { return r > 1 })
+//	d.heldBetween(t, r, at, at.Add(window), "cooldown")                              // from the replica history
+//
+// and the state (d.state), the pods with their annotations (d.targetPodObjects), the Deployment's Events
+// (d.deploymentEvents), the CPA log (d.cpaLog), CPA's REST API (d.cpaAPI), a restart (d.restartCPA) or a CR change
+// (d.setConfig). Every API call the autoscaler's service account makes is checked against its Role afterwards.
 package e2e

@@ -67,6 +67,10 @@ type Pod struct {
 	E2E        *Histogram `json:"e2e,omitempty"`        // end-to-end request latency, seconds
 	QueueTime  *Histogram `json:"queueTime,omitempty"`  // time waiting before scheduling, seconds
 	InterToken *Histogram `json:"interToken,omitempty"` // inter-token latency, seconds
+	// Per-request token counts of finished requests (vLLM
+	// request_prompt_tokens / request_generation_tokens), in tokens.
+	PromptLength     *Histogram `json:"promptLength,omitempty"`
+	GenerationLength *Histogram `json:"generationLength,omitempty"`
 
 	// Monotonic counters (cumulative since the server started).
 	RequestsTotal         *float64 `json:"requestsTotal,omitempty"` // finished requests
@@ -244,7 +248,8 @@ func (p *Pod) validate() error {
 	for _, h := range []struct {
 		n string
 		h *Histogram
-	}{{"ttft", p.TTFT}, {"e2e", p.E2E}, {"queueTime", p.QueueTime}, {"interToken", p.InterToken}} {
+	}{{"ttft", p.TTFT}, {"e2e", p.E2E}, {"queueTime", p.QueueTime}, {"interToken", p.InterToken},
+		{"promptLength", p.PromptLength}, {"generationLength", p.GenerationLength}} {
 		if err := h.h.validate(); err != nil {
 			return fmt.Errorf("%s: %w", h.n, err)
 		}

@@ -326,6 +326,9 @@ func (e *Engine) finishIteration(r *replica) {
 	r.busySeconds += e.now - r.iterStart
 	r.busy = false
 	if r.decodeN > 0 {
+		// Every decoding sequence got one token per step: as many
+		// inter-token gaps, each one step long.
+		r.itl.observeN((e.now-r.iterStart)/float64(r.steps), float64(r.steps*r.decodeN))
 		r.step += int64(r.steps)
 		added := r.steps * r.decodeN
 		r.kvUsed += added
@@ -378,6 +381,8 @@ func (e *Engine) complete(r *replica, q *request) {
 	e2e := e.now - q.arrival
 	ttft := q.firstToken - q.arrival
 	r.e2e.observe(e2e)
+	r.promptLen.observe(float64(q.in))
+	r.genLen.observe(float64(q.out))
 	r.requestsTotal++
 	e.res.Completed++
 	e.res.TTFT[q.id] = float32(ttft)
@@ -435,6 +440,9 @@ func (e *Engine) newPod(now float64, warm bool) *replica {
 		ttft:       newHistogram(TTFTBounds()),
 		e2e:        newHistogram(E2EBounds()),
 		queue:      newHistogram(E2EBounds()),
+		itl:        newHistogram(InterTokenBounds()),
+		promptLen:  newHistogram(TokenBounds(e.cfg.Model.MaxModelLen)),
+		genLen:     newHistogram(TokenBounds(e.cfg.Model.MaxModelLen)),
 	}
 	// Every pod draws its startup from the same stream in creation order,
 	// so the k-th pod of any policy starts equally fast.
@@ -581,6 +589,9 @@ func (e *Engine) scrape() {
 			ttft:        r.ttft.cumulative(),
 			e2e:         r.e2e.cumulative(),
 			queue:       r.queue.cumulative(),
+			itl:         r.itl.cumulative(),
+			promptLen:   r.promptLen.cumulative(),
+			genLen:      r.genLen.cumulative(),
 		}
 		if len(r.snaps) >= keep {
 			copy(r.snaps, r.snaps[1:])

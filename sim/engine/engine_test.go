@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/sim/scaler"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -407,5 +408,51 @@ func TestEngineReproducesPublishedTPOT(t *testing.T) {
 		if rel := math.Abs(tpot-c.tpotMs) / c.tpotMs; rel > 0.15 {
 			t.Errorf("concurrency %d: engine TPOT %.2f ms, published %.2f ms (%.0f%% off)", c.conc, tpot, c.tpotMs, rel*100)
 		}
+	}
+}
+
+// TestInterTokenAndLengthHistogramsFollowTheRun checks the three vLLM
+// histograms a service model is fitted from: inter-token gaps of a batch
+// of 16 concurrent decodes are one decode step each, and the per-request
+// prompt and generation lengths are counted once per finished request.
+func TestInterTokenAndLengthHistogramsFollowTheRun(t *testing.T) {
+	const conc, in, out = 16, 400, 256
+	src := &sliceSource{}
+	for i := 0; i < conc; i++ {
+		src.reqs = append(src.reqs, workload.Request{Arrival: time.Second, InputTokens: in, OutputTokens: out})
+	}
+	// A late request keeps the replay (and its scrapes) going after the batch.
+	src.reqs = append(src.reqs, workload.Request{Arrival: 30 * time.Second, InputTokens: 1, OutputTokens: 1})
+	cfg := DefaultConfig()
+	cfg.MetricLagSeconds = 0
+	var seen []scaler.Observation
+	if _, err := Run(context.Background(), cfg, src, recorder{plan: func(float64) int { return 1 }, seen: &seen}); err != nil {
+		t.Fatal(err)
+	}
+	var last *signal.Pod
+	for _, o := range seen {
+		for _, p := range o.Pods {
+			if p.Metrics != nil && p.Metrics.RequestsTotal != nil && *p.Metrics.RequestsTotal == conc {
+				last = p.Metrics
+			}
+		}
+	}
+	if last == nil {
+		t.Fatal("no scrape after every request finished")
+	}
+	if got, want := last.InterToken.Count, float64(conc*(out-1)); got != want {
+		t.Errorf("inter-token samples %g, want %g (one per generated token after the first)", got, want)
+	}
+	mean := last.InterToken.Sum / last.InterToken.Count
+	// Mid-run decode step: 16 sequences holding ~16×(400+128) KV tokens.
+	step := cfg.Model.DecodeStep(conc, conc*(in+out/2))
+	if rel := math.Abs(mean-step) / step; rel > 0.05 {
+		t.Errorf("mean inter-token gap %.2f ms, decode step %.2f ms (%.0f%% off)", mean*1000, step*1000, rel*100)
+	}
+	if last.PromptLength.Count != conc || last.PromptLength.Sum != conc*in {
+		t.Errorf("prompt-length histogram count %g sum %g, want %d and %d", last.PromptLength.Count, last.PromptLength.Sum, conc, conc*in)
+	}
+	if last.GenerationLength.Count != conc || last.GenerationLength.Sum != conc*out {
+		t.Errorf("generation-length histogram count %g sum %g, want %d and %d", last.GenerationLength.Count, last.GenerationLength.Sum, conc, conc*out)
 	}
 }

@@ -23,6 +23,26 @@ func E2EBounds() []float64 {
 	return []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 }
 
+// InterTokenBounds are the bucket bounds of vLLM V1's inter-token latency
+// histogram (vllm:inter_token_latency_seconds).
+func InterTokenBounds() []float64 {
+	return []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
+}
+
+// TokenBounds are the 1-2-5 bucket bounds vLLM uses for the per-request
+// prompt and generation token histograms, up to maxModelLen.
+func TokenBounds(maxModelLen int) []float64 {
+	var out []float64
+	for mag := 1.0; ; mag *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if mag*m > float64(maxModelLen) {
+				return out
+			}
+			out = append(out, mag*m)
+		}
+	}
+}
+
 // histogram is a Prometheus histogram: per-bucket (not cumulative) counts,
 // the last slot being +Inf.
 type histogram struct {
@@ -36,11 +56,14 @@ func newHistogram(bounds []float64) histogram {
 	return histogram{bounds: bounds, counts: make([]float64, len(bounds)+1)}
 }
 
-func (h *histogram) observe(v float64) {
+func (h *histogram) observe(v float64) { h.observeN(v, 1) }
+
+// observeN records n observations of v.
+func (h *histogram) observeN(v, n float64) {
 	i := sort.SearchFloat64s(h.bounds, v) // first bound ≥ v: le is inclusive
-	h.counts[i]++
-	h.sum += v
-	h.count++
+	h.counts[i] += n
+	h.sum += v * n
+	h.count += n
 }
 
 // cumulative returns the signal form (cumulative buckets, +Inf as Count).
@@ -68,6 +91,9 @@ type snapshot struct {
 	ttft        *signal.Histogram
 	e2e         *signal.Histogram
 	queue       *signal.Histogram
+	itl         *signal.Histogram
+	promptLen   *signal.Histogram
+	genLen      *signal.Histogram
 	pod         *signal.Pod // built on first use
 }
 
@@ -102,6 +128,9 @@ func (e *Engine) podSignal(r *replica, s *snapshot) *signal.Pod {
 		TTFT:                  s.ttft,
 		E2E:                   s.e2e,
 		QueueTime:             s.queue,
+		InterToken:            s.itl,
+		PromptLength:          s.promptLen,
+		GenerationLength:      s.genLen,
 		RequestsTotal:         signal.F(s.requests),
 		PromptTokensTotal:     signal.F(s.prompt),
 		GenerationTokensTotal: signal.F(s.generation),
@@ -160,6 +189,9 @@ func WritePrometheus(w io.Writer, p *signal.Pod, model string) error {
 	hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", p.TTFT)
 	hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", p.E2E)
 	hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", p.QueueTime)
+	hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", p.InterToken)
+	hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", p.PromptLength)
+	hist("vllm:request_generation_tokens", "Number of generation tokens processed.", p.GenerationLength)
 	if p.GPU != nil && p.GPU.Utilization != nil {
 		fmt.Fprintf(bw, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
 		fmt.Fprintf(bw, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-sim\",pod=%q,namespace=%q,container=\"vllm\"} %s\n",

@@ -98,6 +98,9 @@ type replica struct {
 	ttft          histogram
 	e2e           histogram
 	queue         histogram
+	itl           histogram
+	promptLen     histogram
+	genLen        histogram
 
 	snaps     []snapshot // ring of recent scrapes, oldest first
 	lastBusy  float64

@@ -138,6 +138,7 @@ func PodReport(pv scaler.PodView, now time.Time) (*signal.Report, error) {
 			p.Server = "vllm"
 			p.Waiting, p.Running, p.KVCacheUsage = m.Waiting, m.Running, m.KVCacheUsage
 			p.TTFT, p.E2E, p.QueueTime, p.InterToken = m.TTFT, m.E2E, m.QueueTime, m.InterToken
+			p.PromptLength, p.GenerationLength = m.PromptLength, m.GenerationLength
 			p.RequestsTotal, p.PromptTokensTotal = m.RequestsTotal, m.PromptTokensTotal
 			p.GenerationTokensTotal, p.PreemptionsTotal = m.GenerationTokensTotal, m.PreemptionsTotal
 			if m.GPU != nil {

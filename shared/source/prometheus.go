@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -31,11 +33,29 @@ type PrometheusOptions struct {
 	BearerTokenFile    string
 	CAFile             string
 	InsecureSkipVerify bool
-	Timeout            time.Duration
+	// Timeout bounds each query: connecting, waiting for the answer and
+	// reading all of it (0: only the caller's context).
+	Timeout time.Duration
+	// MaxResponseBytes bounds each query's answer; a longer one is an
+	// error (0: DefaultPrometheusMaxResponseBytes).
+	MaxResponseBytes int64
 }
 
-// NewPrometheusAPI builds a PromQL client with the given auth and TLS.
+// DefaultPrometheusMaxResponseBytes bounds one PromQL answer. The source's
+// queries aggregate to one series each (the series listing to one per
+// family), so a real answer is a few KiB; 4 MiB leaves room for Prometheus
+// warnings and info annotations.
+const DefaultPrometheusMaxResponseBytes = 4 << 20
+
+// NewPrometheusAPI builds a PromQL client with the given auth and TLS. It
+// follows no redirect: a redirected POST loses its query (and a bearer
+// token must not travel to another host), so a redirect is an error that
+// names where Prometheus pointed.
 func NewPrometheusAPI(o PrometheusOptions) (promv1.API, error) {
+	base, err := url.Parse(o.URL)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("prometheus URL %q: want scheme://host[:port][/path]", o.URL)
+	}
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in by config
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
@@ -48,31 +68,96 @@ func NewPrometheusAPI(o PrometheusOptions) (promv1.API, error) {
 		}
 		tlsCfg.RootCAs = pool
 	}
+	maxBytes := o.MaxResponseBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultPrometheusMaxResponseBytes
+	}
 	var rt http.RoundTripper = &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: o.Timeout}
+	rt = capBody{max: maxBytes, next: rt}
 	if o.BearerTokenFile != "" {
 		tok, err := os.ReadFile(o.BearerTokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("prometheus bearer token file: %w", err)
 		}
-		rt = bearer{token: strings.TrimSpace(string(tok)), next: rt}
+		rt = bearer{token: strings.TrimSpace(string(tok)), host: base.Host, next: rt}
 	}
-	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	hc := &http.Client{Transport: rt, Timeout: o.Timeout, CheckRedirect: refuseRedirect}
+	c, err := api.NewClient(api.Config{Address: o.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %q: %w", o.URL, err)
 	}
 	return promv1.NewAPI(c), nil
 }
 
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	return fmt.Errorf("prometheus redirected %s to %s: not followed (the query and the bearer token would not survive it); set prometheusURL to the address that answers",
+		via[0].URL.Redacted(), req.URL.Redacted())
+}
+
+// bearer adds the token to requests for the configured Prometheus host
+// only.
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token, host string
+	next        http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != b.host {
+		return b.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
 }
+
+// capBody fails an answer longer than max bytes instead of reading it
+// whole.
+type capBody struct {
+	max  int64
+	next http.RoundTripper
+}
+
+func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > c.max {
+		resp.Body.Close()
+		return nil, tooLarge(c.max)
+	}
+	resp.Body = &cappedReader{rc: resp.Body, left: c.max, max: c.max}
+	return resp, nil
+}
+
+func tooLarge(max int64) error {
+	return fmt.Errorf("prometheus answer exceeds %d bytes (prometheusMaxResponseBytes)", max)
+}
+
+type cappedReader struct {
+	rc        io.ReadCloser
+	left, max int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// At the cap: the answer is fine only if it ends here.
+		var probe [1]byte
+		n, err := c.rc.Read(probe[:])
+		if n > 0 {
+			return 0, tooLarge(c.max)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.rc.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *cappedReader) Close() error { return c.rc.Close() }
 
 // Querier is the part of the PromQL API the Prometheus source uses.
 type Querier interface {

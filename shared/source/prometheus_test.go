@@ -251,3 +251,100 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// TestPrometheusRedirectIsNotFollowed: a Prometheus URL that redirects to
+// another host neither hands that host the bearer token nor yields a fleet
+// without readings and without error (the redirected POST would lose its
+// query).
+func TestPrometheusRedirectIsNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		leaked.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirecting.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api, err := source.NewPrometheusAPI(source.PrometheusOptions{URL: redirecting.URL, BearerTokenFile: tok, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := preset.Builtins()
+	vllm, _ := preset.Find(ps, "vllm")
+	for name, pr := range map[string]*preset.Preset{"detected preset": nil, "fixed preset": vllm} {
+		f := (&source.Prometheus{API: api, Preset: pr, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+		if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "redirected") || !strings.Contains(f.Errors[0], other.URL) {
+			t.Errorf("%s: errors %q, want the redirect named", name, f.Errors)
+		}
+		if f.Waiting != nil {
+			t.Errorf("%s: readings from a redirect: %+v", name, f)
+		}
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other host got %d requests (authorization %v)", n, leaked.Load())
+	}
+}
+
+// TestPrometheusAnswerIsBounded: an answer over the size cap, and one that
+// trickles past the timeout, are errors the fleet carries.
+func TestPrometheusAnswerIsBounded(t *testing.T) {
+	ps, _ := preset.Builtins()
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		row := strings.Repeat(`{"metric":{"__name__":"vllm:num_requests_waiting"},"value":[1700000000,"2"]},`, 1000)
+		for i := 0; i < 1000; i++ { // about 80 MB if read whole
+			if _, err := io.WriteString(w, row); err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	api, err := source.NewPrometheusAPI(source.PrometheusOptions{URL: huge.URL, Timeout: 10 * time.Second, MaxResponseBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := (&source.Prometheus{API: api, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "exceeds 1048576 bytes") {
+		t.Errorf("oversized answer: errors %q", f.Errors)
+	}
+
+	// Headers at once, then a byte every 50 ms for far longer than the timeout.
+	stop := make(chan struct{})
+	defer close(stop)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		for i := 0; i < 2000; i++ {
+			if _, err := io.WriteString(w, " "); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-stop:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}))
+	defer slow.Close()
+	api, err = source.NewPrometheusAPI(source.PrometheusOptions{URL: slow.URL, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = (&source.Prometheus{API: api, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "Timeout") {
+		t.Errorf("answer trickling past the timeout: errors %q", f.Errors)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,9 +174,30 @@ type Prometheus struct {
 	Presets []*preset.Preset
 	// Matchers is a PromQL matcher list without braces, e.g.
 	// namespace="inference",pod=~"llm-.*".
-	Matchers  string
-	Window    time.Duration
+	Matchers string
+	Window   time.Duration
+	// Quantiles are the latency quantiles to report (nil: DefaultQuantiles);
+	// the ones the fleet view reads (ViewQuantiles) are always queried.
 	Quantiles []float64
+}
+
+// DefaultQuantiles is the default of prometheusQuantiles.
+func DefaultQuantiles() []float64 { return []float64{0.5, 0.9, 0.95, 0.99} }
+
+// ViewQuantiles are the quantiles the decide stage reads from a fleet
+// report: p95 for the latency rule, p99 for the baseline alert.
+func ViewQuantiles() []float64 { return []float64{0.95, 0.99} }
+
+// quantiles is the configured list (or the default) plus ViewQuantiles,
+// sorted, without duplicates.
+func (p *Prometheus) quantiles() []float64 {
+	qs := p.Quantiles
+	if len(qs) == 0 {
+		qs = DefaultQuantiles()
+	}
+	out := append(append([]float64{}, qs...), ViewQuantiles()...)
+	sort.Float64s(out)
+	return slices.Compact(out)
 }
 
 const matcherSyntax = `^\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*)*,?\s*$`
@@ -210,6 +232,10 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 			f.Errors = append(f.Errors, fmt.Sprintf("%v (no series match {%s})", err, p.Matchers))
 			return f
 		}
+	} else if !anyMapped(pr, present) {
+		// A fleet with no reading must say why, or it reads as an idle one.
+		f.Errors = append(f.Errors, fmt.Sprintf("no series of preset %s's families match {%s}", pr.Name, p.Matchers))
+		return f
 	}
 	fam := func(sig string) (string, preset.Reading, bool) {
 		r, ok := pr.Signals[sig]
@@ -264,7 +290,7 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		if !ok {
 			return
 		}
-		for _, q := range p.Quantiles {
+		for _, q := range p.quantiles() {
 			qs := strconv.FormatFloat(q, 'f', -1, 64)
 			add(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor(),
 				func(v float64) {
@@ -276,6 +302,11 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		}
 	}
 	quantiles("ttft", preset.TTFT, &f.TTFTQuantiles)
+	if n, r, ok := fam(preset.TTFT); ok {
+		// How many requests the TTFT quantiles rest on: the decide stage
+		// ignores quantiles of fewer than latencyMinRequests.
+		add("ttftRequests", "sum(increase("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.TTFTRequests = signal.F(v) })
+	}
 	quantiles("e2e", preset.E2E, &f.E2EQuantiles)
 	if n, r, ok := fam(preset.RequestsTotal); ok {
 		add("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
@@ -292,6 +323,18 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		}
 	}
 	return f
+}
+
+// anyMapped reports whether any family pr maps a signal to has series.
+func anyMapped(pr *preset.Preset, present map[string]bool) bool {
+	for _, r := range pr.Signals {
+		for _, n := range r.Families {
+			if present[n] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 const maxConcurrentQueries = 8

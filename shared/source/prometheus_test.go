@@ -425,6 +425,7 @@ func TestPrometheusLatencyRuleScalesUp(t *testing.T) {
 	if err := json.Unmarshal(out, &o); err != nil {
 		t.Fatalf("evaluate output %s: %v", out, err)
 	}
+	t.Logf("TTFT p95 %.3gs over %.0f requests: 2 -> %d (%s)", f.TTFTQuantiles["0.95"], *f.TTFTRequests, o.TargetReplicas, strings.Join(o.Reasons, "; "))
 	if o.TargetReplicas <= 2 || !strings.Contains(strings.Join(o.Reasons, "; "), "latency") {
 		t.Errorf("TTFT p95 %.2gs against a 2 s SLO: target %d, reasons %q; want a latency scale-up", f.TTFTQuantiles["0.95"], o.TargetReplicas, o.Reasons)
 	}

@@ -448,6 +448,10 @@ func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 	if q, ok := f.TTFTQuantiles["0.99"]; ok {
 		v.TTFTP99 = ptr(q)
 	}
+	// The requests the fleet's TTFT quantiles rest on, for latencyMinRequests.
+	if f.TTFTRequests != nil {
+		v.LatencyRequests = *f.TTFTRequests
+	}
 	if q, ok := f.E2EQuantiles["0.95"]; ok {
 		v.E2EP95 = ptr(q)
 	}

@@ -124,6 +124,9 @@ type Fleet struct {
 	// Latency quantiles in seconds over Window, e.g. {"0.95": 1.2}.
 	TTFTQuantiles map[string]float64 `json:"ttftQuantiles,omitempty"`
 	E2EQuantiles  map[string]float64 `json:"e2eQuantiles,omitempty"`
+	// TTFTRequests is how many requests the TTFT quantiles rest on: the
+	// increase of the TTFT histogram's count over Window (optional).
+	TTFTRequests *float64 `json:"ttftRequests,omitempty"`
 	// ArrivalRate is requests per second over Window.
 	ArrivalRate   *float64 `json:"arrivalRate,omitempty"`
 	WindowSeconds float64  `json:"windowSeconds,omitempty"`
@@ -293,7 +296,7 @@ func (f *Fleet) validate() error {
 	for _, c := range []struct {
 		n string
 		v *float64
-	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}} {
+	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}, {"ttftRequests", f.TTFTRequests}} {
 		if err := checkCount(c.n, c.v); err != nil {
 			return err
 		}

@@ -352,7 +352,9 @@ func TestPrometheusAnswerIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = (&source.Prometheus{API: api, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
-	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "Timeout") {
+	// The client's Timeout or the request context may fire first,
+	// depending on the machine's load: both are the deadline.
+	if len(f.Errors) != 1 || !(strings.Contains(f.Errors[0], "Timeout") || strings.Contains(f.Errors[0], "deadline exceeded")) {
 		t.Errorf("answer trickling past the timeout: errors %q", f.Errors)
 	}
 }

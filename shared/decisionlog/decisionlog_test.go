@@ -105,8 +105,8 @@ func TestParseFindsDecisionsBehindPrefixesAndSkipsTheRest(t *testing.T) {
 		"2026-12-01T12:00:16.1Z I1201 12:00:16.123456       1 shell.go:84] Shell command stderr: " + b + "\r",
 		c + " " + d, // two on one line
 		`I1201 12:01:01.1 1 shell.go:84] Shell command stderr: {"inferscale":"decision/v1","time":"2026-12-01T12:01:00Z","mode":"active","current":5`, // truncated
-		`{"inferscale":"decision/v1","time":"2026-12-01T12:01:15Z","mode":"shadow","current":5,"target":5}`,                                            // invalid mode
-		`{"inferscale":"decision/v2","time":"2026-12-01T12:01:30Z","mode":"active","current":5,"target":5}`,                                            // unknown version
+		`{"inferscale":"decision/v1","time":"2026-12-01T12:01:15Z","mode":"shadow","current":5,"target":5}`,                                           // invalid mode
+		`{"inferscale":"decision/v2","time":"2026-12-01T12:01:30Z","mode":"active","current":5,"target":5}`,                                           // unknown version
 		`{"inferscale":"other","x":1} {"not":"a decision"}`,
 		"",
 	}, "\n")

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -266,6 +267,38 @@ func decodeAt(b []byte) (Line, int, error) {
 		return Line{}, 0, fmt.Errorf("invalid decision: %w", err)
 	}
 	return l, int(dec.InputOffset()), nil
+}
+
+// Why says in one line what decided l: for a scale-up each rule over its
+// threshold with its reading, threshold and proposal ("queue 4.2 > 3 →
+// 6"); then the reasons, in the policy's order; then the alerts.
+func (l Line) Why() string {
+	var parts []string
+	for _, r := range l.Rules {
+		if !r.Over || l.Target <= l.Current {
+			continue
+		}
+		v := "n/a"
+		if r.Value != nil {
+			v = strconv.FormatFloat(*r.Value, 'g', 3, 64)
+		}
+		p := fmt.Sprintf("%s %s > %s", r.Name, v, strconv.FormatFloat(r.Threshold, 'g', 3, 64))
+		if r.Proposal > 0 {
+			p += fmt.Sprintf(" → %d", r.Proposal)
+		}
+		parts = append(parts, p)
+	}
+	parts = append(parts, l.Reasons...)
+	for _, a := range l.Alerts {
+		parts = append(parts, "alert: "+a)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// EventMessage is the message of the Kubernetes Event for a change of
+// target, in the HPA's words ("New size: 6; reason: ...").
+func (l Line) EventMessage() string {
+	return fmt.Sprintf("New size: %d (from %d); reason: %s", l.Target, l.Current, l.Why())
 }
 
 // String is a one-line human summary of l.

@@ -162,3 +162,16 @@ func TestParseRejectsATimeThatCannotBeWrittenBack(t *testing.T) {
 		t.Errorf("want a time error, got %v", errs)
 	}
 }
+
+func TestWhyNamesTheRulesOverThresholdAndTheReason(t *testing.T) {
+	l := sample(t0, 4, 6)
+	l.Rules = append(l.Rules, Rule{Name: "latency", Value: F(3.14159), Threshold: 2, Over: true})
+	l.Alerts = []string{"maxReplicas 6 blocks a needed scale-up to 8"}
+	want := "queue 4.2 > 3 → 6; latency 3.14 > 2; queue over threshold: 4.2 waiting per pod > 3 -> proposes 6; alert: maxReplicas 6 blocks a needed scale-up to 8"
+	if got := l.Why(); got != want {
+		t.Errorf("Why() = %q\nwant      %q", got, want)
+	}
+	if got := l.EventMessage(); !strings.HasPrefix(got, "New size: 6 (from 4); reason: queue 4.2 > 3 → 6;") {
+		t.Errorf("EventMessage() = %q", got)
+	}
+}

@@ -368,3 +368,34 @@ func addLine(p *plot.Plot, xys plotter.XYs, c color.Color, legend string, step p
 	}
 	return nil
 }
+
+// WriteTargetChanges lists the decisions that changed the target (the
+// last max of them) with what decided each, like `kubectl describe` lists
+// an HPA's events.
+func WriteTargetChanges(w io.Writer, lines []decisionlog.Line, maxShown int) error {
+	ls, _ := SortDecisions(lines)
+	var changes []decisionlog.Line
+	for i := 1; i < len(ls); i++ {
+		if ls[i].Target != ls[i-1].Target {
+			changes = append(changes, ls[i])
+		}
+	}
+	var b strings.Builder
+	shown := changes[max(0, len(changes)-maxShown):]
+	fmt.Fprintf(&b, "target changes (%d, last %d shown):\n", len(changes), len(shown))
+	for _, l := range shown {
+		prev := l.Current
+		fmt.Fprintf(&b, "  %s  %d → %d (current %d)  %s\n", l.Time.UTC().Format(time.RFC3339), prevTarget(ls, l), l.Target, prev, l.Why())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// prevTarget is the target of the decision before l.
+func prevTarget(ls []decisionlog.Line, l decisionlog.Line) int {
+	i := sort.Search(len(ls), func(i int) bool { return !ls[i].Time.Before(l.Time) })
+	if i == 0 {
+		return l.Target
+	}
+	return ls[i-1].Target
+}

@@ -69,6 +69,13 @@ func TestSummariseDecisionsOnAKnownLog(t *testing.T) {
 	if err := s.Write(&b); err != nil || !strings.Contains(b.String(), "scale events (target): 3 (1 up, 2 down), flaps 1") {
 		t.Errorf("written summary:\n%s", b.String())
 	}
+	b.Reset()
+	if err := WriteTargetChanges(&b, lines, 2); err != nil {
+		t.Fatal(err)
+	}
+	if want := "target changes (3, last 2 shown):\n  2026-12-01T12:00:45Z  4 → 3 (current 4)  \n  2026-12-01T12:11:15Z  3 → 2 (current 3)  \n"; b.String() != want {
+		t.Errorf("target changes:\n%q\nwant\n%q", b.String(), want)
+	}
 	png := filepath.Join(t.TempDir(), "d.png")
 	if err := PlotDecisions(png, "known", lines, 2); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ func cmdDecisions(args []string, stdout io.Writer, log *slog.Logger) error {
 	png := fs.String("png", "", "write the decision timeline to this PNG")
 	slo := fs.Float64("slo", 0, "TTFT SLO in seconds (0: the one the decisions carry)")
 	gpus := fs.Float64("gpus-per-pod", 1, "GPUs per replica, for GPU-hours")
+	shown := fs.Int("changes", 30, "list the last N target changes with what decided them")
 	strict := fs.Bool("strict", false, "fail on any malformed decision line instead of skipping it")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
@@ -60,6 +61,9 @@ func cmdDecisions(args []string, stdout io.Writer, log *slog.Logger) error {
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(stdout, "malformed decision lines skipped: %d\n", len(errs))
+	}
+	if err := report.WriteTargetChanges(stdout, lines, *shown); err != nil {
+		return err
 	}
 	if *png != "" {
 		title := fmt.Sprintf("inferscale decisions (%s mode) — %s", strings.Join(sum.Modes, "+"), *path)

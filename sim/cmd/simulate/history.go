@@ -18,6 +18,7 @@ import (
 	"github.com/inferscale/inferscale/sim/history"
 	"github.com/inferscale/inferscale/sim/runner"
 	"github.com/inferscale/inferscale/sim/tune"
+	"github.com/inferscale/inferscale/sim/workload"
 )
 
 // cmdHistory rebuilds the user's traffic from Prometheus, tunes inferscale
@@ -37,6 +38,7 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	only := fs.String("params", "", "comma-separated inferscale settings to tune (default: all of simulate policies' inferscale list)")
 	grid := fs.Int("grid", 5, "values per setting per pass")
 	passes := fs.Int("passes", 2, "coordinate-descent passes")
+	seeds := fs.Int("seeds", 3, "replays per trial (rebuild and simulation seeds seed..seed+N-1): a setting counts with its worst attainment and mean GPU-hours")
 	var c common
 	c.mode, c.bin, c.startupSigma, c.tpot, c.grace = "fast", "bin", 0.25, 0.1, 30
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the rebuilt arrivals and lengths and of the simulation")
@@ -63,6 +65,9 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
+	if *seeds < 1 || *seeds > 20 {
+		return fmt.Errorf("-seeds %d: want 1 to 20", *seeds)
+	}
 	cfg, err := c.engineConfig()
 	if err != nil {
 		return err
@@ -88,10 +93,15 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	if err != nil {
 		return err
 	}
-	reqs, err := rec.Rebuild(c.seed)
-	if err != nil {
-		return err
+	var replays [][]workload.Request
+	for i := 0; i < *seeds; i++ {
+		reqs, err := rec.Rebuild(c.seed + int64(i))
+		if err != nil {
+			return err
+		}
+		replays = append(replays, reqs)
 	}
+	reqs := replays[0]
 	fid := history.Compare(rec, reqs)
 	fmt.Fprintf(stdout, "rebuilt %d requests over %s from %s: %s\n", len(reqs), o.End.Sub(o.Start), o.URL, fid)
 	if *workloadOut != "" {
@@ -103,11 +113,7 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 
 	cfg = c.withInitial(cfg, reqs)
 	log.Info("tuning inferscale on the rebuilt traffic", "params", len(params), "requests", len(reqs), "target", c.target)
-	eval := replayer("inferscale", cfg, opts, reqs)
-	defaults := map[string]float64{}
-	for _, p := range params {
-		defaults[p.Name] = p.Default
-	}
+	eval := worstOf(cfg, opts, replays)
 	n := 0
 	res, err := tune.Search(ctx, params, eval, tune.Options{Target: c.target, Grid: *grid, Passes: *passes,
 		OnTrial: func(t tune.Trial) {
@@ -121,7 +127,7 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	}
 	t := history.Tuned{Options: o, SLO: time.Duration(c.slo * float64(time.Second)), Target: c.target, Params: res.Best.Params,
 		Best: res.Best.Outcome, Defaults: res.Trials[0].Outcome, Met: res.Met, Trials: len(res.Trials), Fidelity: fid,
-		Sim: fmt.Sprintf("%s per pod, startup %gs, metric lag %gs, replicas %d-%d", cfg.Model.Name, c.startup, c.lag, c.minR, c.maxR)}
+		Sim: fmt.Sprintf("%s per pod, startup %gs, metric lag %gs, replicas %d-%d; worst of %d replays", cfg.Model.Name, c.startup, c.lag, c.minR, c.maxR, *seeds)}
 	var policy bytes.Buffer
 	if err := history.WritePolicy(&policy, t); err != nil {
 		return err
@@ -145,6 +151,27 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	}
 	fmt.Fprintf(stdout, "policy: %s\n", *out)
 	return nil
+}
+
+// worstOf evaluates a setting of inferscale on every replay (replay i with
+// simulation seed cfg.Seed+i): the worst attainment, the mean GPU-hours. One
+// replay's outcome swings with pod start times; tuning on one would fit
+// that noise.
+func worstOf(cfg engine.Config, opts runner.Options, replays [][]workload.Request) tune.Evaluate {
+	return func(ctx context.Context, p map[string]float64) (tune.Outcome, error) {
+		out := tune.Outcome{Attainment: 1}
+		for i, reqs := range replays {
+			c := cfg
+			c.Seed = cfg.Seed + uint64(i)
+			o, err := replayer("inferscale", c, opts, reqs)(ctx, p)
+			if err != nil {
+				return tune.Outcome{}, err
+			}
+			out.Attainment = min(out.Attainment, o.Attainment)
+			out.GPUHours += o.GPUHours / float64(len(replays))
+		}
+		return out, nil
+	}
 }
 
 // checkPolicy reads the written policyFile back the way the simulator's

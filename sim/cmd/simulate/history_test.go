@@ -187,7 +187,7 @@ func TestHistoryRoundTripThroughARealPrometheus(t *testing.T) {
 	var out bytes.Buffer
 	err = cmdHistory(context.Background(), []string{"-prometheus", url, "-selector", `{namespace="sim",job="vllm"}`,
 		"-start", start.Format(time.RFC3339), "-end", end.Format(time.RFC3339), "-step", "1m", "-slo", "2", "-max", "32",
-		"-params", "queueTarget,capacityTarget", "-grid", "3", "-passes", "1", "-quiet", "-out", policy, "-workload", csvPath}, &out, quietLog())
+		"-params", "queueTarget,capacityTarget", "-grid", "3", "-passes", "1", "-seeds", "2", "-quiet", "-out", policy, "-workload", csvPath}, &out, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +243,7 @@ func TestHistoryCommandRejectsBadInput(t *testing.T) {
 		"short step":     {with("-step", "5s"), "at least 30s"},
 		"unknown param":  {with("-params", "nosuch"), "no tunable"},
 		"bad target":     {with("-target", "2"), "-target"},
+		"no seeds":       {with("-seeds", "0"), "-seeds 0"},
 		"unreachable":    {ok, "connection refused"},
 		"extra argument": {append(slices.Clone(ok), "now"), "unexpected argument"},
 	} {

@@ -25,13 +25,14 @@ test: build vet test-dcgm
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: each evaluate-side fuzz target for FUZZTIME (default 20s)
+## fuzz: each evaluate-side fuzz target (and the decision-log scanner) for FUZZTIME (default 20s)
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseInput$$' -fuzztime $(FUZZTIME) ./shared/evaluator
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/state
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScheduleFloors$$' -fuzztime $(FUZZTIME) ./shared/policy
 	$(GO) test -run '^$$' -fuzz '^FuzzHistogramUnmarshal$$' -fuzztime $(FUZZTIME) ./shared/signal
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shared/decisionlog
 
 clean:
 	rm -rf $(BIN)

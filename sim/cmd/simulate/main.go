@@ -6,6 +6,9 @@
 //	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
 //	simulate tune  -trace ... -policy hpa-queue -target 0.99
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
+//	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)
+//	simulate history -prometheus URL -selector '{namespace="x",job="vllm"}' -start T -end T [-out policy.yaml]
+//	                 (rebuild your traffic from Prometheus, tune inferscale on it, write a policyFile)
 package main
 
 import (
@@ -40,7 +43,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|policies [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|policies|decisions|history [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -54,11 +57,15 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdTune(ctx, args[1:], log)
 	case "policies":
 		return cmdPolicies(os.Stdout)
+	case "decisions":
+		return cmdDecisions(args[1:], os.Stdout, log)
+	case "history":
+		return cmdHistory(ctx, args[1:], os.Stdout, log)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|policies [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|policies|decisions|history [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo or policies)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, policies, decisions or history)\n", args[0])
 	return errUsage
 }
 

@@ -31,7 +31,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseInput$$' -fuzztime $(FUZZTIME) ./shared/evaluator
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/state
 	$(GO) test -run '^$$' -fuzz '^FuzzParseScheduleFloors$$' -fuzztime $(FUZZTIME) ./shared/policy
-	$(GO) test -run '^$$' -fuzz '^FuzzHistogramUnmarshal$$' -fuzztime $(FUZZTIME) ./shared/signal
 
 clean:
 	rm -rf $(BIN)

@@ -46,12 +46,7 @@ type Input struct {
 // 1, another signal version) is an error naming the pod: metric and
 // evaluate are out of step, or something else wrote the value.
 func ParseInput(b []byte) (*Input, []string, error) {
-	return parseInput(string(b))
-}
-
-// parseInput is ParseInput on the string Run reads stdin into.
-func parseInput(b string) (*Input, []string, error) {
-	in, err := cpa.ParseEvaluateInputString(b)
+	in, err := cpa.ParseEvaluateInput(b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,11 +107,11 @@ func FileStoreOpener(backend string, src *config.Source) (state.Store, error) {
 // dry-run, print exactly one JSON object. Nothing but that object is ever
 // written to stdout; on error nothing is.
 func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, env config.LookupFunc, open StoreOpener, log *slog.Logger) error {
-	b, err := cpa.ReadString(stdin, cpa.MaxInputBytes)
+	b, err := cpa.ReadAll(stdin, cpa.MaxInputBytes)
 	if err != nil {
 		return err
 	}
-	in, warnings, err := parseInput(b)
+	in, warnings, err := ParseInput(b)
 	if err != nil {
 		return err
 	}

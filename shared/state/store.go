@@ -8,12 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/tidwall/gjson"
 )
-
-// MaxStateBytes bounds a state document; a larger one is treated as corrupt.
-const MaxStateBytes = 8 << 20
 
 // Txn is one read-decide-write cycle on a store. While a Txn is open no
 // other evaluate process can open one on the same store (file backend) or
@@ -32,40 +27,6 @@ type Txn interface {
 // Store opens transactions on persisted state.
 type Store interface {
 	Begin(ctx context.Context) (Txn, error)
-}
-
-// Decode parses a state document. Any problem (bad JSON, other schema
-// version, size) is an error: callers start fresh and warn.
-func Decode(b []byte) (*State, error) {
-	if len(b) > MaxStateBytes {
-		return nil, fmt.Errorf("state is %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
-	}
-	// The version is probed with gjson (no reflection, no allocation); a
-	// document that is not JSON fails the strict decode below.
-	if !gjson.ValidBytes(b) {
-		return nil, errors.New("state is not valid JSON")
-	}
-	if v := gjson.GetBytes(b, "v"); v.Type != gjson.Number || v.Num != Version {
-		raw := v.Raw
-		if !v.Exists() {
-			raw = "missing"
-		}
-		return nil, fmt.Errorf("state schema version %s is not %d", raw, Version)
-	}
-	st, err := decodeDoc(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("state does not match schema %d: %w", Version, err)
-	}
-	if err := st.check(); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// Encode renders st as JSON.
-func Encode(st *State) ([]byte, error) {
-	st.Version = Version
-	return appendState(make([]byte, 0, 32<<10), st)
 }
 
 // check rejects states that break the invariants the policy relies on.

@@ -1,0 +1,60 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxStateBytes bounds a state document: Decode refuses a larger one (it
+// is treated as corrupt).
+const MaxStateBytes = 8 << 20
+
+// Encode renders st as compact JSON with the current schema version.
+func Encode(st *State) ([]byte, error) {
+	c := *st
+	c.Version = Version
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding state: %w", err)
+	}
+	return b, nil
+}
+
+// Decode parses a state document strictly: one JSON object of this schema
+// version, no unknown field, no trailing data, the invariants the policy
+// relies on. Any problem is an error; callers start fresh and warn.
+func Decode(b []byte) (*State, error) {
+	if len(b) > MaxStateBytes {
+		return nil, fmt.Errorf("state is %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
+	}
+	// The version is read first, so that a state of another schema is
+	// named as such rather than by its first unknown field.
+	var probe struct {
+		Version json.RawMessage `json:"v"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("state is not valid JSON: %w", err)
+	}
+	if v := string(probe.Version); v != fmt.Sprint(Version) {
+		if v == "" {
+			v = "missing"
+		}
+		return nil, fmt.Errorf("state schema version %s is not %d", v, Version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	st := New()
+	if err := dec.Decode(st); err != nil {
+		return nil, fmt.Errorf("state does not match schema %d: %w", Version, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("state has data after the JSON document")
+	}
+	if err := st.check(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}

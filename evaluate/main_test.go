@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/evalinput"
 	"github.com/inferscale/inferscale/shared/cpa"
-	"github.com/inferscale/inferscale/shared/evaluator"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -83,7 +83,7 @@ func TestBadInputExitsNonZeroWithOneLine(t *testing.T) {
 		"malformed":      []byte(`{"metrics":`),
 		"wrong type":     []byte(`{"metrics":null,"resource":{"spec":{"replicas":"two"}},"runType":"scaler"}`),
 		"signal version": []byte(`{"metrics":[{"resource":"a","value":"{\"v\":7}"}],"resource":{"spec":{"replicas":2}},"runType":"scaler"}`),
-		"bad clock":      evaluator.SyntheticInput(1, time.Now()),
+		"bad clock":      evalinput.Synthetic(1, time.Now()),
 		"oversized":      bytes.Repeat([]byte(" "), cpa.MaxInputBytes+1),
 	} {
 		env := []string{"stateFile=" + stateFile}
@@ -113,7 +113,7 @@ func TestBadMetricValueExitsNonZeroNamingThePod(t *testing.T) {
 	if err := os.WriteFile(stateFile, []byte(`{"v":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	good := evaluator.SyntheticInput(3, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	good := evalinput.Synthetic(3, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	const pod = `\"name\":\"vllm-001\",\"ready\":true,\"scrapeTime\":\"2026-11-29T12:00:00Z\"`
 	for name, value := range map[string]string{
 		"not JSON":         `{\"v\":1,`,
@@ -152,7 +152,7 @@ func TestBadMetricValueExitsNonZeroNamingThePod(t *testing.T) {
 // so every run's recommendation is kept and the file stays valid.
 func TestConcurrentProcessesShareOneStateFile(t *testing.T) {
 	stateFile := filepath.Join(t.TempDir(), "s.json")
-	in := evaluator.SyntheticInput(4, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	in := evalinput.Synthetic(4, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	const n = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -198,37 +198,15 @@ func withValue(t *testing.T, input []byte, pod, value string) []byte {
 	return append(append(append([]byte{}, input[:start]...), value...), input[end:]...)
 }
 
-// trivialGoBinary builds a Go program that does nothing, the floor any Go
-// process pays on this machine (runtime start-up, no package inits).
-func trivialGoBinary(b *testing.B) string {
-	b.Helper()
-	dir := b.TempDir()
-	files := map[string]string{"go.mod": "module trivial\n\ngo 1.26\n", "main.go": "package main\n\nfunc main() {}\n"}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	out := filepath.Join(dir, "trivial")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building the trivial Go binary: %v\n%s", err, msg)
-	}
-	return out
-}
-
-// BenchmarkProcess64Pods execs the built binary on a 64-pod input with a
-// warm state file and reports the median wall time and the peak RSS.
+// BenchmarkProcess64Pods execs the built binary as CPA does every 15 s, on
+// a 64-pod input with a warm state file, and reports the median wall time
+// and the peak RSS.
 func BenchmarkProcess64Pods(b *testing.B) {
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	in := evaluator.SyntheticInput(64, at)
+	in := evalinput.Synthetic(64, at)
 	stateFile := filepath.Join(b.TempDir(), "s.json")
-	var times, cpu, spawn, goSpawn []time.Duration
+	var times []time.Duration
 	var peakKB int64
-	truePath, _ := exec.LookPath("true")
-	trivial := trivialGoBinary(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now := at.Add(time.Duration(i) * 15 * time.Second).Format(time.RFC3339)
@@ -238,38 +216,12 @@ func BenchmarkProcess64Pods(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%v: %s", err, stderr)
 		}
-		if truePath != "" {
-			// The cost of starting any process on this machine right now.
-			start = time.Now()
-			if err := exec.Command(truePath).Run(); err == nil {
-				spawn = append(spawn, time.Since(start))
-			}
-		}
-		// And of starting a Go program that does nothing.
-		start = time.Now()
-		if err := exec.Command(trivial).Run(); err != nil {
-			b.Fatal(err)
-		}
-		goSpawn = append(goSpawn, time.Since(start))
 		if ru != nil {
 			peakKB = max(peakKB, ru.Maxrss)
-			cpu = append(cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		if len(ds) == 0 {
-			return 0
-		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return float64(ds[len(ds)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(median(times), "median-ms")
-	b.ReportMetric(median(cpu), "median-cpu-ms")
-	b.ReportMetric(median(spawn), "true-spawn-ms")
-	b.ReportMetric(median(goSpawn), "go-trivial-ms")
-	if m := median(goSpawn); m > 0 {
-		b.ReportMetric(median(times)/m, "x-go-trivial")
-	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(peakKB)/1024, "peak-RSS-MB")
 }

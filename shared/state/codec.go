@@ -58,3 +58,41 @@ func Decode(b []byte) (*State, error) {
 	}
 	return st, nil
 }
+
+// Read decodes a state document from r, reading at most MaxStateBytes+1
+// bytes: a larger document is refused without being read whole.
+func Read(r io.Reader) (*State, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxStateBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading state: %w", err)
+	}
+	if len(b) > MaxStateBytes {
+		return nil, fmt.Errorf("state is larger than the %d-byte limit", MaxStateBytes)
+	}
+	return Decode(b)
+}
+
+// check rejects states that break the invariants the policy relies on.
+func (s *State) check() error {
+	for i := 1; i < len(s.Pods); i++ {
+		if s.Pods[i-1].Name >= s.Pods[i].Name {
+			return errors.New("state pods are not sorted by name")
+		}
+	}
+	for _, p := range s.Pods {
+		for _, h := range []*Hist{p.TTFT, p.E2E} {
+			if h != nil && len(h.LE) != len(h.C) {
+				return errors.New("state histogram has unequal bounds and counts")
+			}
+		}
+	}
+	for _, r := range s.Recommendations {
+		if r.Replicas < 0 {
+			return errors.New("state has a negative recommendation")
+		}
+	}
+	if len(s.Startups) > MaxStartups || len(s.Rates) > MaxRates || len(s.Recommendations) > MaxRecommendations || len(s.HourlyPeaks) > MaxHourlyPeaks {
+		return errors.New("state history is longer than this build keeps")
+	}
+	return nil
+}

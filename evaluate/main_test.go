@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -181,6 +182,58 @@ func TestConcurrentProcessesShareOneStateFile(t *testing.T) {
 	}
 	if len(st.Recommendations) != n {
 		t.Fatalf("%d recommendations kept, want %d (a write was lost)", len(st.Recommendations), n)
+	}
+}
+
+// Defect 1: 8 million '[' on stdin (under the input size limit) is one
+// line on stderr and exit 1, in bounded memory; it was a Go stack
+// overflow (exit 2, 830 MB).
+func TestDeepNestingOnStdinExitsOneLineInBoundedMemory(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "s.json")
+	out, stderr, ru, err := run(t, bytes.Repeat([]byte("["), 8_000_000), "stateFile="+stateFile)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1; stderr %.300q", err, stderr)
+	}
+	if out != "" || stderr == "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("stdout %q, stderr is not one line: %.300q", out, stderr)
+	}
+	// The input itself is 8 MB; reading and rejecting it must stay within
+	// a small multiple of that.
+	if ru == nil || ru.Maxrss > 100<<10 {
+		t.Fatalf("peak RSS %v KiB, want under 100 MiB", ru.Maxrss)
+	}
+	if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
+		t.Fatalf("a rejected input touched the state (%v)", err)
+	}
+}
+
+// Defect 1: a state file of nested '[' (under and over the size limit)
+// gives a warning and a fresh start, every tick, instead of a crash.
+func TestDeeplyNestedStateFileStartsFresh(t *testing.T) {
+	in, err := os.ReadFile("../examples/evaluate/input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{100_000, 8_000_000} {
+		stateFile := filepath.Join(t.TempDir(), "s.json")
+		if err := os.WriteFile(stateFile, bytes.Repeat([]byte("["), n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, ru, err := run(t, in, "INFERSCALE_NOW=2026-11-29T21:00:05Z", "stateFile="+stateFile)
+		if err != nil {
+			t.Fatalf("%d '[': exit %v; stderr %.300q", n, err, stderr)
+		}
+		var o cpa.EvaluateOutput
+		if err := json.Unmarshal([]byte(out), &o); err != nil || len(o.Alerts) == 0 || !strings.Contains(strings.Join(o.Alerts, " "), "state was unusable") {
+			t.Fatalf("%d '[': output %q (%v), want a decision with the reset alert", n, out, err)
+		}
+		if ru == nil || ru.Maxrss > 100<<10 {
+			t.Fatalf("%d '[': peak RSS %v KiB, want under 100 MiB", n, ru.Maxrss)
+		}
+		if b, err := os.ReadFile(stateFile); err != nil || !bytes.HasPrefix(b, []byte(`{"v":1`)) {
+			t.Fatalf("%d '[': the fresh state was not saved: %.40q %v", n, b, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@
 package decide
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
@@ -25,7 +26,8 @@ type Entry struct {
 }
 
 // Step decides one tick and records it into st (the caller persists st
-// unless dry-run).
+// unless dry-run). A target whose autoscaling is disabled is held and st
+// is left untouched (see Disabled).
 func Step(cfg policy.Config, st *state.State, currentReplicas int, entries []Entry, now time.Time) policy.Decision {
 	// Times are kept without monotonic readings and in UTC so that a state
 	// that went through JSON gives the same results.
@@ -39,7 +41,19 @@ func Step(cfg policy.Config, st *state.State, currentReplicas int, entries []Ent
 		in.Reports = append(in.Reports, e.Report)
 	}
 	view, seen := fleet.Aggregate(in, st, cfg.Options, now)
+	if Disabled(cfg, currentReplicas) {
+		return policy.Decision{Fleet: view, Reasons: []string{fmt.Sprintf(
+			"autoscaling disabled: spec.replicas is 0 and minReplicas is %d (CPA does not scale such a target); holding, state untouched", cfg.MinReplicas)}}
+	}
 	d := policy.Decide(view, st, cfg, currentReplicas, now)
 	st.Record(state.Tick{At: now, Observed: seen, Decided: d.Memory(cfg)})
 	return d
+}
+
+// Disabled reports whether CPA has autoscaling of the target switched off:
+// spec.replicas 0 with a minReplicas above 0 (CPA then patches nothing).
+// Deciding on it would record a scale-down to 0 and, on re-enable, a
+// "scale-up" whose cooldown holds the next real one.
+func Disabled(cfg policy.Config, currentReplicas int) bool {
+	return currentReplicas == 0 && cfg.MinReplicas > 0
 }

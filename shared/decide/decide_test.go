@@ -309,6 +309,12 @@ func FuzzParseInput(f *testing.F) {
 		// Whatever parses must decide without panicking and within bounds.
 		cfg := settings.Defaults()
 		d := Step(cfg, state.New(), in.CurrentReplicas, in.Entries, t0)
+		if Disabled(cfg, in.CurrentReplicas) {
+			if d.Target != 0 {
+				t.Fatalf("autoscaling disabled, target %d", d.Target)
+			}
+			return
+		}
 		if d.Target < cfg.MinReplicas || d.Target > cfg.MaxReplicas {
 			t.Fatalf("target %d out of bounds", d.Target)
 		}

@@ -81,7 +81,7 @@ func Run(ctx context.Context, p Process) error {
 	if err != nil {
 		return fmt.Errorf("encoding the decision: %w", err)
 	}
-	if in.RunType != cpa.RunTypeAPIDryRun {
+	if in.RunType != cpa.RunTypeAPIDryRun && !Disabled(cfg.Policy, in.CurrentReplicas) {
 		if err := txn.Save(ctx, txn.State()); err != nil {
 			return fmt.Errorf("saving state: %w", err)
 		}

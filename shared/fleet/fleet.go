@@ -58,6 +58,13 @@ type View struct {
 	// stale or partial. The policy never scales down while it is non-zero.
 	Missing      int      `json:"missing"`
 	MissingNames []string `json:"missingNames,omitempty"`
+	// Unreported counts the ready pods among Missing that were serving
+	// (they reported before, or became ready longer than staleAfter ago)
+	// and now fail, go stale or report partly: their load is not in the
+	// sums below, so per-pod loads are taken over the Ready-Unreported
+	// pods that reported. A pod that just became ready and has not been
+	// scraped yet still counts as a ready pod with no load.
+	Unreported int `json:"unreported,omitempty"`
 
 	// Sums over the ready pods that reported.
 	Waiting float64 `json:"waiting"`
@@ -76,6 +83,10 @@ type View struct {
 	E2EP99  *float64 `json:"e2eP99,omitempty"`
 	// LatencyRequests is how many requests the TTFT quantiles rest on.
 	LatencyRequests float64 `json:"latencyRequests,omitempty"`
+	// LatencyUnread names the ready pods whose latency histograms gave no
+	// delta this tick (no baseline yet, a changed bucket layout): their
+	// latency is unknown, which is never the same as low.
+	LatencyUnread []string `json:"latencyUnread,omitempty"`
 
 	// ArrivalRate (requests/s) ≈ Δfinished/Δt + Δin-flight/Δt.
 	ArrivalRate *float64 `json:"arrivalRate,omitempty"`
@@ -95,12 +106,15 @@ type View struct {
 	StartupObserved int     `json:"startupObserved"`
 }
 
-// Queue is waiting requests per ready pod (0 with no ready pod).
+// Reporting is the ready pods whose readings are in the sums.
+func (v View) Reporting() int { return max(0, v.Ready-v.Unreported) }
+
+// Queue is waiting requests per ready pod that reported (0 with none).
 func (v View) Queue() float64 {
-	if v.Ready == 0 {
+	if v.Reporting() == 0 {
 		return 0
 	}
-	return v.Waiting / float64(v.Ready)
+	return v.Waiting / float64(v.Reporting())
 }
 
 // Aggregate builds the view of one tick from its reports and the

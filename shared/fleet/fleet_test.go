@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -132,8 +133,10 @@ func TestReadyStartingMissingStale(t *testing.T) {
 	if v.Ready != 3 || v.Starting != 1 || v.Stuck != 1 || v.Terminating != 1 || v.Missing != 3 {
 		t.Fatalf("got ready %d starting %d terminating %d missing %d %v", v.Ready, v.Starting, v.Terminating, v.Missing, v.MissingNames)
 	}
-	if v.Waiting != 3 || v.Running != 4 || v.Queue() != 1 {
-		t.Errorf("sums from the complete pod only: waiting %g running %g", v.Waiting, v.Running)
+	// The failed and the stale pod were serving (ready an hour ago): the
+	// queue is per pod that reported, not diluted by them.
+	if v.Waiting != 3 || v.Running != 4 || v.Unreported != 2 || v.Queue() != 3 {
+		t.Errorf("sums from the complete pod only: waiting %g running %g unreported %d queue %g", v.Waiting, v.Running, v.Unreported, v.Queue())
 	}
 }
 
@@ -228,5 +231,53 @@ func TestFleetReportFeedsViewAndTrend(t *testing.T) {
 	stale := &signal.Fleet{Source: "prometheus", Waiting: signal.F(1), StalenessSeconds: signal.F(300)}
 	if v := tick(Input{Reports: []*signal.Report{{Version: signal.Version, Fleet: stale}}}, st, testOptions(), t0); v.Missing == 0 {
 		t.Fatal("a stale fleet report must count as missing")
+	}
+}
+
+// Aggregate changes nothing: what the tick learned comes back to be
+// recorded, the previous state is only read.
+func TestAggregateLeavesThePreviousStateAlone(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	for i := 0; i < 3; i++ {
+		at := t0.Add(time.Duration(i) * 15 * time.Second)
+		tick(Input{Reports: []*signal.Report{report(readyPod("a", at, 6, 50, float64(100*i), hist(1, 2, 3, 4, 5, 5)))}}, st, opt, at)
+	}
+	before, err := state.Encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Minute)
+	v, seen := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at, 8, 50, 500, hist(2, 4, 6, 8, 10, 10)), readyPod("b", at, 0, 1, 0, nil))}}, st, opt, at)
+	after, _ := state.Encode(st)
+	if !bytes.Equal(before, after) {
+		t.Fatalf("Aggregate changed the state:\n%s\n%s", before, after)
+	}
+	if v.Ready != 2 || len(seen.Pods) != 2 || seen.Queue == nil || seen.GPUUtilEWMA == nil || len(seen.Startups) != 1 {
+		t.Fatalf("view %+v observed %+v", v, seen)
+	}
+}
+
+// Defect 2: a scrape older than the stored one (the clock stepped back,
+// or the state was written ahead of it) resets that pod's baseline instead
+// of being ignored as "the same scrape again"; the latency it cannot
+// delta this tick is unread, not absent.
+func TestScrapeGoingBackwardsResetsThePodBaseline(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	ahead := t0.Add(time.Hour)
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", ahead, 0, 1, 1000, hist(10, 20, 30, 40, 50, 50)))}}, st, opt, ahead)
+	v := tick(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 1, 1100, hist(10, 20, 30, 40, 60, 60)))}}, st, opt, t0)
+	if p := st.Pod("a"); p == nil || !p.ScrapeTime.Equal(t0) || *p.RequestsTotal != 1100 {
+		t.Fatalf("baseline not reset: %+v", p)
+	}
+	if len(v.LatencyUnread) != 1 || v.TTFTP95 != nil {
+		t.Fatalf("unread %v p95 %v, want the pod's latency unread", v.LatencyUnread, v.TTFTP95)
+	}
+	// The same scrape again is no reset: the stored counters stay.
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 1, 1100, hist(10, 20, 30, 40, 60, 60)))}}, st, opt, t0.Add(15*time.Second))
+	v = tick(Input{Reports: []*signal.Report{report(readyPod("a", t0.Add(30*time.Second), 0, 1, 1200, hist(10, 20, 30, 140, 160, 160)))}}, st, opt, t0.Add(30*time.Second))
+	if v.TTFTP95 == nil || len(v.LatencyUnread) != 0 || v.LatencyRequests != 100 {
+		t.Fatalf("next scrape: p95 %v requests %g unread %v", v.TTFTP95, v.LatencyRequests, v.LatencyUnread)
 	}
 }

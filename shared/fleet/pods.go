@@ -59,6 +59,9 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 	}
 	if p.Error != "" || p.Waiting == nil || stale(p, a.now, a.opt.StaleAfter) {
 		a.missing = append(a.missing, p.Name)
+		if a.wasServing(p) {
+			a.v.Unreported++
+		}
 		return
 	}
 	a.complete++
@@ -84,23 +87,18 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 // histograms, arrival and finish rates) and the counters to store.
 func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 	prev := a.prev.Pod(p.Name)
-	if prev != nil && !p.ScrapeTime.After(prev.ScrapeTime) {
-		// The same scrape again (or an older one): no new deltas, keep the stored counters.
+	switch {
+	case prev != nil && p.ScrapeTime.Equal(prev.ScrapeTime):
+		// The same scrape again: no new deltas, keep the stored counters.
 		a.obs.Refreshed = append(a.obs.Refreshed, p.Name)
 		return
+	case prev != nil && p.ScrapeTime.Before(prev.ScrapeTime):
+		// A scrape older than the stored one: the clock stepped back, or
+		// the state was written under a clock that ran ahead. The stored
+		// counters are no baseline; this scrape starts a new one.
+		prev = nil
 	}
-	// A pod seen for the first time only contributes its cumulative
-	// histograms when they cover a short, recent span.
-	if prev != nil || recentlyReady(p, 10*time.Minute) {
-		if d, ok := histDelta(p.TTFT, prevHist(prev, true)); ok {
-			merge(&a.ttft, d)
-		}
-		if a.opt.TrackE2E {
-			if d, ok := histDelta(p.E2E, prevHist(prev, false)); ok {
-				merge(&a.e2e, d)
-			}
-		}
-	}
+	a.latency(p, prev)
 	if arr, fin, ok := podRates(p, prev, inflight); ok {
 		a.rate += arr
 		a.thr += fin
@@ -117,6 +115,39 @@ func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 		pc.E2E = state.HistOf(p.E2E)
 	}
 	a.obs.Pods = append(a.obs.Pods, pc)
+}
+
+// latency merges the pod's latency histograms since its stored ones into
+// the tick's. A pod seen for the first time only contributes its
+// cumulative histograms when they cover a short, recent span. A histogram
+// the pod reports but that gives no delta (no baseline, a new bucket
+// layout, more buckets than the state keeps) leaves the pod's latency
+// unread this tick: not low, so it holds a scale-down like any missing
+// signal.
+func (a *aggregation) latency(p *signal.Pod, prev *state.PodCounters) {
+	usable := prev != nil || recentlyReady(p, 10*time.Minute)
+	add := func(acc *signal.Histogram, cur, before *signal.Histogram) bool {
+		if !usable || len(cur.Buckets) > state.MaxHistogramBuckets || (prev != nil && before == nil) {
+			// No baseline (not kept, or not reported at the last scrape),
+			// or too many buckets to keep one.
+			return false
+		}
+		d, ok := histDelta(cur, before)
+		if ok {
+			merge(acc, d)
+		}
+		return ok
+	}
+	unread := false
+	if p.TTFT != nil && !add(&a.ttft, p.TTFT, prevHist(prev, true)) {
+		unread = true
+	}
+	if a.opt.TrackE2E && p.E2E != nil && !add(&a.e2e, p.E2E, prevHist(prev, false)) {
+		unread = true
+	}
+	if unread {
+		a.v.LatencyUnread = append(a.v.LatencyUnread, p.Name)
+	}
 }
 
 // finishPods turns the per-pod sums into the view's readings.
@@ -151,6 +182,18 @@ func (a *aggregation) finishPods() {
 		v.Throughput = ptr(a.thr)
 	}
 	a.learnCapacity()
+}
+
+// wasServing tells a ready pod whose readings are missing because it
+// fails (it reported before, or has been ready for longer than a scrape
+// may lag) from one that just became ready and has not been scraped yet.
+// The first is likely the busiest (an overloaded server answers /metrics
+// slowly); the second has hardly any load yet.
+func (a *aggregation) wasServing(p *signal.Pod) bool {
+	if a.prev.Pod(p.Name) != nil {
+		return true
+	}
+	return a.opt.StaleAfter > 0 && p.ReadyAt != nil && a.now.Sub(*p.ReadyAt) > a.opt.StaleAfter
 }
 
 func stale(p *signal.Pod, now time.Time, after time.Duration) bool {

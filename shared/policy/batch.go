@@ -11,7 +11,7 @@ func batch(in Input, c Config) Rule {
 		// The rule is off, or no pod serves.
 		return r
 	}
-	perPod := in.Running / float64(in.Ready)
+	perPod := in.Running / float64(in.reporting())
 	fill := perPod / c.MaxNumSeqs
 	r.Value = f64(fill)
 	r.Over = fill > c.BatchTarget*(1+c.Tolerance)

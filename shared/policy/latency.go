@@ -25,12 +25,19 @@ func latency(in Input, c Config) Rule {
 		}
 		have = true
 	}
+	// A pod whose latency could not be read this tick may be the slow
+	// one: unknown is never low, so it holds a scale-down.
+	unread := (c.TTFTSLO > 0 || c.E2ESLO > 0) && len(in.LatencyUnread) > 0
 	if !have {
+		if unread {
+			r.Low = false
+			r.Note = fmt.Sprintf("latency of %d pod(s) unread this tick %v", len(in.LatencyUnread), in.LatencyUnread)
+		}
 		return r
 	}
 	r.Value = f64(ratio)
 	r.Over = ratio > 1
-	r.Low = ratio < c.LatencyLowFraction
+	r.Low = ratio < c.LatencyLowFraction && !unread
 	if r.Over {
 		r.Proposal = ceilInt(float64(in.base()) * math.Min(ratio, c.LatencyMaxFactor))
 	}

@@ -35,8 +35,21 @@ type Input struct {
 	Current int
 }
 
-// base is the pod count per-pod readings are taken over (at least 1).
+// base is the ready pod count a per-pod mean scales to (at least 1).
 func (in Input) base() int { return max(in.Ready, 1) }
+
+// reporting is the pod count per-pod loads are taken over (at least 1):
+// the ready pods that reported. A pod whose scrape failed (an overloaded
+// server answers /metrics slowly) must not dilute the others' load.
+func (in Input) reporting() int { return max(in.Reporting(), 1) }
+
+// allReady scales a sum over the reporting pods to every ready pod.
+func (in Input) allReady(sum float64) float64 {
+	if in.Unreported == 0 {
+		return sum
+	}
+	return sum * float64(in.base()) / float64(in.reporting())
+}
 
 // avail is the replicas that serve or will: stuck pods are in
 // spec.replicas but will not, so proposals are compared with the rest and

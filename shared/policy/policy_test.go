@@ -445,3 +445,41 @@ func TestUnknownCapacityLimitsScaleDownStep(t *testing.T) {
 		t.Fatalf("capacity known: target %d, want 4; reasons %q", d.Target, d.Reasons)
 	}
 }
+
+// Defect 2: a latency the fleet could not read this tick (no baseline)
+// may be the slow pod's: it is never low, and holds a scale-down like any
+// missing signal. Without an SLO there is nothing to hold for.
+func TestUnreadLatencyIsNeverLow(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.DownStabilization = 0
+	idle := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
+	if d := policy.Decide(idle, state.New(), cfg, 4, t0); d.Target >= 4 {
+		t.Fatalf("idle and read: target %d, want a scale-down", d.Target)
+	}
+	unread := idle
+	unread.LatencyUnread = []string{"vllm-2"}
+	d := policy.Decide(unread, state.New(), cfg, 4, t0)
+	if d.Target != 4 || !hasReason(d, "[latency] not under the low-water mark") {
+		t.Fatalf("latency unread: target %d, want 4 held; reasons %q", d.Target, d.Reasons)
+	}
+	cfg.TTFTSLO = 0
+	if d := policy.Decide(unread, state.New(), cfg, 4, t0); d.Target >= 4 {
+		t.Fatalf("no SLO: target %d, want a scale-down", d.Target)
+	}
+}
+
+// Defect 10: the per-pod load is over the ready pods that reported; the
+// proposal scales it to every ready pod, and pods that just became ready
+// (Unreported 0) still count as capacity with no load.
+func TestPerPodLoadIsOverTheReportingPods(t *testing.T) {
+	v := fleet.View{Ready: 4, Unreported: 3, Missing: 3, Waiting: 10, Running: 200, StartupSeconds: 60}
+	d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0)
+	q, b := d.Rules[0], d.Rules[1]
+	if *q.Value != 10 || q.Proposal != 14 || *b.Value != 200.0/256 || !b.Over || d.Target <= 4 {
+		t.Fatalf("queue %+v batch %+v target %d", q, b, d.Target)
+	}
+	v.Unreported = 0
+	if d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0); *d.Rules[0].Value != 2.5 || d.Target != 4 {
+		t.Fatalf("new pods not scraped yet: queue %+v target %d", d.Rules[0], d.Target)
+	}
+}

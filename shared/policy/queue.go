@@ -17,13 +17,13 @@ func queue(in Input, c Config) Rule {
 		r.Low = true
 		return r
 	}
-	base := float64(in.base())
-	per := load / base
+	reporting := float64(in.reporting())
+	per := load / reporting
 	r.Value = f64(per)
 	r.Over = per > c.QueueTarget*(1+c.Tolerance)
-	r.Low = in.Waiting/base <= c.QueueLowWater
+	r.Low = in.Waiting/reporting <= c.QueueLowWater
 	if r.Over {
-		r.Proposal = ceilInt(load / c.QueueTarget)
+		r.Proposal = ceilInt(in.allReady(load) / c.QueueTarget)
 		r.Note = fmt.Sprintf("%s %.3g per ready pod > target %g", name, per, c.QueueTarget)
 	}
 	return r

@@ -8,17 +8,18 @@ import (
 	"io"
 )
 
-// MaxStateBytes bounds a state document: Decode refuses a larger one (it
-// is treated as corrupt).
-const MaxStateBytes = 8 << 20
-
-// Encode renders st as compact JSON with the current schema version.
+// Encode renders st as compact JSON with the current schema version. It
+// refuses to write more than Decode reads (MaxStateBytes); a state kept
+// by Record is always far below that.
 func Encode(st *State) ([]byte, error) {
 	c := *st
 	c.Version = Version
 	b, err := json.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("encoding state: %w", err)
+	}
+	if len(b) > MaxStateBytes {
+		return nil, fmt.Errorf("state would be %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
 	}
 	return b, nil
 }

@@ -18,12 +18,26 @@ import (
 // Version is the schema version written in every state document.
 const Version = 1
 
-// Bounds on what the state keeps, so that its size stays constant.
+// Bounds on what the state keeps, so that it stays far below the 1 MiB a
+// ConfigMap holds: Record enforces them, Encode never writes more than
+// MaxStateBytes and Decode refuses more.
 const (
+	MaxStateBytes      = 512 << 10
 	MaxStartups        = 32
 	MaxRecommendations = 1024
 	MaxRates           = 64
 	MaxHourlyPeaks     = 24 * 8
+	// MaxPods and podBytes bound the per-pod counters, the only part that
+	// grows with the fleet: beyond them the least recently seen pods are
+	// not kept (they are measured from their next scrape on). The rest of
+	// the state fits in the other 128 KiB whatever it holds.
+	MaxPods  = 512
+	podBytes = MaxStateBytes - 128<<10
+	// MaxPodName is the longest pod name kept (Kubernetes names are at most 253 bytes).
+	MaxPodName = 253
+	// MaxHistogramBuckets is the most buckets a kept histogram has; a
+	// larger one is not kept (the pod's latency is then unread).
+	MaxHistogramBuckets = 128
 	// PodForgetAfter drops a pod's counters when it has not been seen for this long.
 	PodForgetAfter = 30 * time.Minute
 )
@@ -92,9 +106,10 @@ type Hist struct {
 	Count float64   `json:"count"`
 }
 
-// HistOf converts a signal histogram (nil for nil).
+// HistOf converts a signal histogram (nil for nil, and for one with more
+// than MaxHistogramBuckets buckets).
 func HistOf(h *signal.Histogram) *Hist {
-	if h == nil {
+	if h == nil || len(h.Buckets) > MaxHistogramBuckets {
 		return nil
 	}
 	out := &Hist{LE: make([]float64, len(h.Buckets)), C: make([]float64, len(h.Buckets)), Sum: h.Sum, Count: h.Count}

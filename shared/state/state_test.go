@@ -1,12 +1,15 @@
 package state_test
 
 import (
+	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscale/inferscale/internal/statetest"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -147,3 +150,106 @@ func TestRecordDatesAppliedScalesOnly(t *testing.T) {
 		t.Fatalf("ScaleTimes changed the state: %+v", st)
 	}
 }
+
+// countingReader serves n bytes of spaces and counts what was read.
+type countingReader struct{ left, read int64 }
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if n > r.left {
+		n = r.left
+	}
+	for i := range p[:n] {
+		p[i] = ' '
+	}
+	r.left -= n
+	r.read += n
+	return int(n), nil
+}
+
+// Defect 4: an oversized state is refused after reading at most the limit,
+// not read whole first (a 500 MB file cost 520 MB of memory).
+func TestOversizedStateIsNotReadWhole(t *testing.T) {
+	r := &countingReader{left: 500 << 20}
+	if _, err := state.Read(r); err == nil {
+		t.Fatal("a 500 MB state was accepted")
+	}
+	if r.read > state.MaxStateBytes+64<<10 {
+		t.Fatalf("read %d bytes of a 500 MB state, want at most about the %d-byte limit", r.read, state.MaxStateBytes)
+	}
+	st, err := state.Read(strings.NewReader(`{"v":1}`))
+	if err != nil || st.Version != 1 {
+		t.Fatalf("a small state: %v", err)
+	}
+}
+
+// Defect 3: whatever the fleet reports, Record keeps the state under the
+// size Decode accepts (far below a ConfigMap's 1 MiB), and Encode refuses
+// a state above it rather than write one Decode would throw away.
+func TestStateStaysFarBelowTheConfigMapLimit(t *testing.T) {
+	huge := make([]float64, 100_000)
+	for i := range huge {
+		huge[i] = float64(i) + 0.123456789
+	}
+	many := make([]float64, 40)
+	for i := range many {
+		many[i] = float64(i)*1.000000001 + 1e-9
+	}
+	cases := map[string]struct {
+		pods    int
+		buckets []float64
+		name    string
+	}{
+		"9 pods of 100k-bucket histograms": {9, huge, "vllm-%d"},
+		"3000 pods, 40-bucket histograms":  {3000, many, "vllm-deployment-7f9c8d6b5-%05d"},
+		"long escaped names":               {600, many, strings.Repeat("\u0001", 200) + "%d"},
+	}
+	for name, c := range cases {
+		st := state.New()
+		for tick := 0; tick < 3; tick++ {
+			at := t0.Add(time.Duration(tick) * 15 * time.Second)
+			var pods []state.PodCounters
+			for i := 0; i < c.pods; i++ {
+				h := &state.Hist{LE: c.buckets, C: c.buckets, Sum: 1e15 / 3, Count: 1e15 / 7}
+				pods = append(pods, state.PodCounters{Name: fmt.Sprintf(c.name, i), ScrapeTime: at, SeenAt: at,
+					RequestsTotal: signalF(1e15 / 3), InFlight: signalF(1e15 / 11), TTFT: h, E2E: h})
+			}
+			if len(c.buckets) > state.MaxHistogramBuckets {
+				for i := range pods { // what HistOf keeps of such a histogram
+					pods[i].TTFT, pods[i].E2E = nil, nil
+				}
+			}
+			st.Record(state.Tick{At: at, Observed: state.Observed{Pods: pods}, Decided: state.Decided{Replicas: c.pods}})
+		}
+		b, err := state.Encode(st)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(b) > state.MaxStateBytes {
+			t.Fatalf("%s: %d bytes", name, len(b))
+		}
+		if _, err := state.Decode(b); err != nil {
+			t.Fatalf("%s: the state Encode wrote does not decode: %v", name, err)
+		}
+		if len(st.Pods) == 0 || len(st.Pods) > state.MaxPods {
+			t.Fatalf("%s: %d pods kept", name, len(st.Pods))
+		}
+		t.Logf("%s: %d pods kept, %d bytes", name, len(st.Pods), len(b))
+	}
+	if state.HistOf(&signal.Histogram{Buckets: make([]signal.Bucket, state.MaxHistogramBuckets+1)}) != nil {
+		t.Error("HistOf kept a histogram above MaxHistogramBuckets")
+	}
+	// A state built by hand past the limit is refused, not written.
+	big := state.New()
+	for i := 0; i < 20; i++ {
+		big.Pods = append(big.Pods, state.PodCounters{Name: fmt.Sprintf("p%02d", i), TTFT: &state.Hist{LE: huge, C: huge}})
+	}
+	if _, err := state.Encode(big); err == nil {
+		t.Fatal("Encode wrote a state Decode refuses")
+	}
+}
+
+func signalF(f float64) *float64 { return &f }

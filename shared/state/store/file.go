@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,9 +44,36 @@ func (f File) Begin(ctx context.Context) (Txn, error) {
 		lock.Close()
 		return nil, err
 	}
+	removeOrphans(f.Path, time.Now())
 	t := &fileTxn{path: f.Path, lock: lock}
 	t.st, t.warn = readFile(f.Path)
 	return t, nil
+}
+
+// orphanAge is how old a temporary state file must be to be an orphan: a
+// Save renames its file within milliseconds.
+const orphanAge = time.Minute
+
+// removeOrphans deletes the temporary files a process killed between
+// writing and renaming left behind. It runs under the lock, so no Save is
+// under way, and it only touches regular files named as Save names them
+// (path + ".tmp-" + digits) that are older than orphanAge. It is best
+// effort: a file it cannot remove is left for the next tick.
+func removeOrphans(path string, now time.Time) {
+	prefix := filepath.Base(path) + ".tmp-"
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		suffix, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || suffix == "" || strings.Trim(suffix, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > orphanAge {
+			os.Remove(filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
 }
 
 // readFile reads the state file: fresh when there is none, fresh with a

@@ -143,31 +143,40 @@ func (r *Report) Encode() ([]byte, error) {
 }
 
 // Decode parses one metric-stage value (a single JSON document, surrounding
-// whitespace allowed) and validates it. The version is read before the
-// fields, so a report of another version is named as such rather than by
-// the first field it does not know. Unknown fields are ignored: a newer
-// metric may add readings an older evaluate does not use.
+// whitespace allowed) and validates it. A report of another version is
+// named as such, not by the first field this build does not know. Unknown
+// fields are ignored: a newer metric may add readings an older evaluate
+// does not use.
 func Decode(value string) (*Report, error) {
-	var probe struct {
-		Version json.RawMessage `json:"v"`
-	}
-	if err := json.Unmarshal([]byte(value), &probe); err != nil {
-		return nil, fmt.Errorf("signal report is not valid JSON: %w", err)
-	}
-	switch v := string(probe.Version); {
-	case v == "" || v == "null":
-		return nil, errors.New("signal report has no version field \"v\"")
-	case v != fmt.Sprint(Version):
-		return nil, fmt.Errorf("signal report version %s is not supported (this build reads %d)", v, Version)
-	}
 	var r Report
-	if err := json.Unmarshal([]byte(value), &r); err != nil {
+	if err := json.Unmarshal([]byte(value), &r); err != nil || r.Version != Version {
+		if verr := checkVersion(value); verr != nil {
+			return nil, verr
+		}
 		return nil, fmt.Errorf("signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid signal report: %w", err)
 	}
 	return &r, nil
+}
+
+// checkVersion explains why a value is no report of this version: not
+// JSON, no "v", or another "v".
+func checkVersion(value string) error {
+	var probe struct {
+		Version json.RawMessage `json:"v"`
+	}
+	if err := json.Unmarshal([]byte(value), &probe); err != nil {
+		return fmt.Errorf("signal report is not valid JSON: %w", err)
+	}
+	switch v := string(probe.Version); {
+	case v == "" || v == "null":
+		return errors.New("signal report has no version field \"v\"")
+	case v != fmt.Sprint(Version):
+		return fmt.Errorf("signal report version %s is not supported (this build reads %d)", v, Version)
+	}
+	return nil
 }
 
 // Validate rejects reports no honest source produces: NaN or infinite

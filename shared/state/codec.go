@@ -31,33 +31,45 @@ func Decode(b []byte) (*State, error) {
 	if len(b) > MaxStateBytes {
 		return nil, fmt.Errorf("state is %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
 	}
-	// The version is read first, so that a state of another schema is
-	// named as such rather than by its first unknown field.
-	var probe struct {
-		Version json.RawMessage `json:"v"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("state is not valid JSON: %w", err)
-	}
-	if v := string(probe.Version); v != fmt.Sprint(Version) {
-		if v == "" {
-			v = "missing"
-		}
-		return nil, fmt.Errorf("state schema version %s is not %d", v, Version)
-	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	st := New()
-	if err := dec.Decode(st); err != nil {
-		return nil, fmt.Errorf("state does not match schema %d: %w", Version, err)
+	st := &State{}
+	err := dec.Decode(st)
+	if err == nil {
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("data after the JSON document")
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("state has data after the JSON document")
+	if err != nil || st.Version != Version {
+		// A state of another schema is named as such, not by the first
+		// field this build does not know.
+		if verr := checkVersion(b); verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("state does not match schema %d: %w", Version, err)
 	}
 	if err := st.check(); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// checkVersion explains why a document is no state of this schema: not
+// JSON, no "v", or another "v".
+func checkVersion(b []byte) error {
+	var probe struct {
+		Version json.RawMessage `json:"v"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return fmt.Errorf("state is not valid JSON: %w", err)
+	}
+	if v := string(probe.Version); v != fmt.Sprint(Version) {
+		if v == "" {
+			v = "missing"
+		}
+		return fmt.Errorf("state schema version %s is not %d", v, Version)
+	}
+	return nil
 }
 
 // Read decodes a state document from r, reading at most MaxStateBytes+1

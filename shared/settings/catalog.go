@@ -19,22 +19,22 @@ type Knob struct {
 	Doc string
 }
 
+// stage is one knob struct and who reads it.
+type stage struct {
+	name  string
+	knobs any // a pointer to the zero struct
+}
+
 // stages are the knob structs, in documentation order.
-func stages() []struct {
-	name string
-	v    any
-} {
-	return []struct {
-		name string
-		v    any
-	}{{"both", &Files{}}, {"evaluate", &Evaluate{}}, {"metric", &Metric{}}}
+func stages() []stage {
+	return []stage{{"both", &Files{}}, {"evaluate", &Evaluate{}}, {"metric", &Metric{}}}
 }
 
 // Catalog lists every knob, stage by stage, in declaration order.
 func Catalog() []Knob {
 	var out []Knob
 	for _, st := range stages() {
-		for _, k := range knobsOf(reflect.ValueOf(st.v).Elem()) {
+		for _, k := range knobsOf(reflect.ValueOf(st.knobs).Elem()) {
 			r := ""
 			switch {
 			case len(k.enum) > 0:

@@ -3,9 +3,11 @@
 // the GPU-utilisation EWMA, each pod's last counters and histograms,
 // observed startup times, arrival-rate history and hourly demand peaks.
 //
-// The state is plain JSON with a schema version. Every slice is kept sorted
-// so that a state that went through a file round-trips to exactly the same
-// decisions as one kept in memory.
+// This package is the model: the types, their bounds, the JSON encoding
+// (a schema version, strict decoding, a size limit) and Record, the only
+// function that changes a state. Where it is kept between ticks is package
+// store's. Every slice is kept sorted so that a state that went through a
+// file round-trips to exactly the same decisions as one kept in memory.
 package state
 
 import (

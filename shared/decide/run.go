@@ -25,48 +25,65 @@ type Process struct {
 	// Lookup reads the environment (os.LookupEnv).
 	Lookup settings.LookupFunc
 	Log    *slog.Logger
-	// OpenStore opens the configured state store; nil means OpenStore.
-	OpenStore func(settings.Store, settings.LookupFunc) (store.Store, error)
 }
 
 // Run is the whole evaluate process: read stdin, decide, persist unless
 // dry-run, print exactly one JSON object. Nothing but that object is ever
 // written to stdout; on error nothing is, and the state is untouched.
 func Run(ctx context.Context, p Process) error {
-	b, err := cpa.ReadAll(p.Stdin, cpa.MaxInputBytes)
+	in, cfg, now, err := prepare(p)
 	if err != nil {
 		return err
 	}
-	in, warnings, err := ParseInput(b)
+	out, err := tick(ctx, p, in, cfg, now)
 	if err != nil {
 		return err
+	}
+	if _, err := p.Stdout.Write(append(out, '\n')); err != nil {
+		return fmt.Errorf("writing the decision: %w", err)
+	}
+	return nil
+}
+
+// prepare reads and checks everything a tick needs before it touches the
+// state: the input, the settings and the clock.
+func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
+	var cfg settings.Evaluate
+	b, err := cpa.ReadAll(p.Stdin, cpa.MaxInputBytes)
+	if err != nil {
+		return nil, cfg, time.Time{}, err
+	}
+	in, warnings, err := ParseInput(b)
+	if err != nil {
+		return nil, cfg, time.Time{}, err
 	}
 	for _, w := range warnings {
 		p.Log.Warn("metric value unusable", "detail", w)
 	}
 	src, err := settings.Load(p.Lookup)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+	if err == nil {
+		cfg, err = settings.ForEvaluate(src)
 	}
-	cfg, err := settings.ForEvaluate(src)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return nil, cfg, time.Time{}, fmt.Errorf("configuration: %w", err)
 	}
 	now, err := clock.Now(func(k string) string { v, _ := p.Lookup(k); return v })
 	if err != nil {
-		return err
+		return nil, cfg, time.Time{}, err
 	}
-	open := p.OpenStore
-	if open == nil {
-		open = OpenStore
-	}
-	st, err := open(cfg.Store, p.Lookup)
+	return in, cfg, now, nil
+}
+
+// tick decides under the state's transaction and saves the state unless
+// the run is a dry run or autoscaling is disabled; it returns the output.
+func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
+	st, err := OpenStore(cfg.Store, p.Lookup)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	txn, err := st.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("opening state: %w", err)
+		return nil, fmt.Errorf("opening state: %w", err)
 	}
 	defer txn.Close()
 	if w := txn.Warning(); w != nil {
@@ -79,22 +96,19 @@ func Run(ctx context.Context, p Process) error {
 	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(d.Target), CurrentReplicas: int32(d.Current),
 		Reasons: d.Reasons, Alerts: d.Alerts, Decision: d})
 	if err != nil {
-		return fmt.Errorf("encoding the decision: %w", err)
+		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && !Disabled(cfg.Policy, in.CurrentReplicas) {
 		if err := txn.Save(ctx, txn.State()); err != nil {
-			return fmt.Errorf("saving state: %w", err)
+			return nil, fmt.Errorf("saving state: %w", err)
 		}
 	}
 	if err := txn.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	p.Log.Info("decision", "runType", in.RunType, "current", d.Current, "target", d.Target, "signals", d.Signals,
 		"ready", d.Fleet.Ready, "starting", d.Fleet.Starting, "missing", d.Fleet.Missing)
-	if _, err := p.Stdout.Write(append(out, '\n')); err != nil {
-		return fmt.Errorf("writing the decision: %w", err)
-	}
-	return nil
+	return out, nil
 }
 
 // OpenStore opens the store the settings name: the file, a ConfigMap

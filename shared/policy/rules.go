@@ -34,7 +34,6 @@ type Rule struct {
 // moves replicas by itself: corroborate says what its being over means,
 // given how many primary rules are over.
 type rule struct {
-	name        string
 	eval        func(Input, Config) Rule
 	corroborate func(r Rule, c Config, primaries int) string
 }
@@ -43,12 +42,12 @@ type rule struct {
 // is a new file with its evaluator and one line here.
 func rules() []rule {
 	return []rule{
-		{name: RuleQueue, eval: queue},
-		{name: RuleBatch, eval: batch},
-		{name: RuleKV, eval: kv},
-		{name: RuleLatency, eval: latency},
-		{name: RuleDemand, eval: demand},
-		{name: RuleGPU, eval: gpu, corroborate: gpuCorroborates},
+		{eval: queue},
+		{eval: batch},
+		{eval: kv},
+		{eval: latency},
+		{eval: demand},
+		{eval: gpu, corroborate: gpuCorroborates},
 	}
 }
 

@@ -242,7 +242,7 @@ func knobsOf(v reflect.Value) []knob {
 	return out
 }
 
-// set parses raw into the knob's field.
+// set parses raw into the knob's field, checking its range or choices.
 func (k knob) set(raw string) error {
 	switch p := k.field.Addr().Interface().(type) {
 	case *string:
@@ -257,46 +257,13 @@ func (k knob) set(raw string) error {
 		}
 		*p = b
 	case *int:
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return k.fail(raw, "an integer")
-		}
-		lo, hi := k.intRange()
-		if n < lo || n > hi {
-			return k.fail(raw, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
-		}
-		*p = n
+		return k.setInt(p, raw)
 	case *float64:
-		f, err := parseFloat(raw)
-		if err != nil {
-			return k.fail(raw, "a number")
-		}
-		lo, hi := k.floatRange()
-		if f < lo || f > hi {
-			return k.fail(raw, fmt.Sprintf("a number in [%g, %g]", lo, hi))
-		}
-		*p = f
+		return k.setFloat(p, raw)
 	case *time.Duration:
-		d, err := parseDuration(raw)
-		if err != nil {
-			return k.fail(raw, `a duration ("90s", "5m") or seconds`)
-		}
-		lo, hi := k.durationRange()
-		if d < lo || d > hi {
-			return k.fail(raw, fmt.Sprintf("a duration in [%s, %s]", lo, hi))
-		}
-		*p = d
+		return k.setDuration(p, raw)
 	case *[]float64:
-		var out []float64
-		for _, f := range strings.Split(raw, ",") {
-			x, err := parseFloat(strings.TrimSpace(f))
-			lo, hi := k.floatRange()
-			if err != nil || x < lo || x > hi {
-				return k.fail(raw, fmt.Sprintf("numbers in [%g, %g] separated by commas", lo, hi))
-			}
-			out = append(out, x)
-		}
-		*p = out
+		return k.setFloats(p, raw)
 	case *[]uint:
 		var out []uint
 		for _, f := range strings.Split(raw, ",") {
@@ -316,6 +283,59 @@ func (k knob) set(raw string) error {
 	default:
 		panic(fmt.Sprintf("settings: knob %s has unsupported type %s", k.key, k.field.Type()))
 	}
+	return nil
+}
+
+func (k knob) setInt(p *int, raw string) error {
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return k.fail(raw, "an integer")
+	}
+	lo, hi := k.intRange()
+	if n < lo || n > hi {
+		return k.fail(raw, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
+	}
+	*p = n
+	return nil
+}
+
+func (k knob) setFloat(p *float64, raw string) error {
+	f, err := parseFloat(raw)
+	if err != nil {
+		return k.fail(raw, "a number")
+	}
+	lo, hi := k.floatRange()
+	if f < lo || f > hi {
+		return k.fail(raw, fmt.Sprintf("a number in [%g, %g]", lo, hi))
+	}
+	*p = f
+	return nil
+}
+
+func (k knob) setDuration(p *time.Duration, raw string) error {
+	d, err := parseDuration(raw)
+	if err != nil {
+		return k.fail(raw, `a duration ("90s", "5m") or seconds`)
+	}
+	lo, hi := k.durationRange()
+	if d < lo || d > hi {
+		return k.fail(raw, fmt.Sprintf("a duration in [%s, %s]", lo, hi))
+	}
+	*p = d
+	return nil
+}
+
+func (k knob) setFloats(p *[]float64, raw string) error {
+	lo, hi := k.floatRange()
+	var out []float64
+	for _, f := range strings.Split(raw, ",") {
+		x, err := parseFloat(strings.TrimSpace(f))
+		if err != nil || x < lo || x > hi {
+			return k.fail(raw, fmt.Sprintf("numbers in [%g, %g] separated by commas", lo, hi))
+		}
+		out = append(out, x)
+	}
+	*p = out
 	return nil
 }
 

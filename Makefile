@@ -12,10 +12,11 @@ build:
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/metric ./metric
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/evaluate ./evaluate
 
-## vet: gofmt and go vet
+## vet: gofmt, go vet and a tidy go.mod
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 ## test: everything CI runs
 test: build vet test-dcgm
@@ -25,14 +26,14 @@ test: build vet test-dcgm
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: each evaluate-side fuzz target (and the decision-log scanner) for FUZZTIME (default 20s)
-FUZZTIME ?= 20s
+## fuzz: every fuzz target of the module, FUZZTIME each (default 10s)
+FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseInput$$' -fuzztime $(FUZZTIME) ./shared/evaluator
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/state
-	$(GO) test -run '^$$' -fuzz '^FuzzParseScheduleFloors$$' -fuzztime $(FUZZTIME) ./shared/policy
-	$(GO) test -run '^$$' -fuzz '^FuzzHistogramUnmarshal$$' -fuzztime $(FUZZTIME) ./shared/signal
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shared/decisionlog
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$dir $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BIN)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/shared/state"
+	"github.com/inferscale/inferscale/shared/state/store"
 )
 
 const (
@@ -306,7 +307,7 @@ func (c *cluster) evaluateState(t *testing.T) *state.State {
 	if err := c.getJSON(fmt.Sprintf("/api/v1/namespaces/%s/configmaps/%s", namespace, stateCM), &cm); err != nil {
 		t.Fatalf("evaluate's state: %v", err)
 	}
-	st, err := state.Decode([]byte(cm.Data[state.ConfigMapKey]))
+	st, err := state.Decode([]byte(cm.Data[store.ConfigMapKey]))
 	if err != nil {
 		t.Fatalf("evaluate's state in ConfigMap %s: %v", stateCM, err)
 	}

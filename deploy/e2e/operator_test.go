@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/deploy/cpaconfig"
 )
 
 // customPodAutoscaler is the part of a custompodautoscaler.com/v1 object the operator acts on.
@@ -140,7 +140,7 @@ func localCPAConfig(repo, imagePath, dir string, apiPort int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("CPA config for %s: %w", imagePath, err)
 	}
-	cfg, err := cpa.ParseConfig(b)
+	cfg, err := cpaconfig.ParseConfig(b)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", src, err)
 	}
@@ -154,7 +154,7 @@ func localCPAConfig(repo, imagePath, dir string, apiPort int) (string, error) {
 		}
 		m.Shell.Entrypoint = local
 	}
-	cfg.APIConfig = &cpa.APIConfig{Enabled: true, Host: "127.0.0.1", Port: apiPort}
+	cfg.APIConfig = &cpaconfig.APIConfig{Enabled: true, Host: "127.0.0.1", Port: apiPort}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("encoding CPA config: %w", err)

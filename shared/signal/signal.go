@@ -8,13 +8,11 @@
 package signal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-
-	"github.com/tidwall/gjson"
 )
 
 // Version is the schema version written in every report ("v").
@@ -139,12 +137,12 @@ type Fleet struct {
 // F returns a pointer to v (for building reports).
 func F(v float64) *float64 { return &v }
 
-// Encode writes the report as one compact JSON line.
+// Encode validates the report and writes it as one compact JSON line.
 func (r *Report) Encode() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := appendReport(make([]byte, 0, 4096), r)
+	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encoding report: %w", err)
 	}
@@ -152,26 +150,40 @@ func (r *Report) Encode() ([]byte, error) {
 }
 
 // Decode parses one metric-stage value (a single JSON document, surrounding
-// whitespace allowed) and validates it. The version is checked before the
-// fields, so a report of another version is named as such.
+// whitespace allowed) and validates it. A report of another version is
+// named as such, not by the first field this build does not know. Unknown
+// fields are ignored: a newer metric may add readings an older evaluate
+// does not use.
 func Decode(value string) (*Report, error) {
-	if err := checkSyntax(value); err != nil {
-		return nil, fmt.Errorf("signal report is %w", err)
-	}
-	switch v := gjson.Get(value, "v"); {
-	case !v.Exists():
-		return nil, errors.New("signal report has no version field \"v\"")
-	case v.Type != gjson.Number || v.Raw != strconv.Itoa(Version):
-		return nil, fmt.Errorf("signal report version %s is not supported (this build reads %d)", v.Raw, Version)
-	}
-	r, err := parse(value)
-	if err != nil {
+	var r Report
+	if err := json.Unmarshal([]byte(value), &r); err != nil || r.Version != Version {
+		if verr := checkVersion(value); verr != nil {
+			return nil, verr
+		}
 		return nil, fmt.Errorf("signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid signal report: %w", err)
 	}
-	return r, nil
+	return &r, nil
+}
+
+// checkVersion explains why a value is no report of this version: not
+// JSON, no "v", or another "v".
+func checkVersion(value string) error {
+	var probe struct {
+		Version json.RawMessage `json:"v"`
+	}
+	if err := json.Unmarshal([]byte(value), &probe); err != nil {
+		return fmt.Errorf("signal report is not valid JSON: %w", err)
+	}
+	switch v := string(probe.Version); {
+	case v == "" || v == "null":
+		return errors.New("signal report has no version field \"v\"")
+	case v != fmt.Sprint(Version):
+		return fmt.Errorf("signal report version %s is not supported (this build reads %d)", v, Version)
+	}
+	return nil
 }
 
 // Validate rejects reports no honest source produces: NaN or infinite

@@ -342,7 +342,7 @@ func lastLines(s string, n int) string {
 // integer; a missing key means 0.
 func ParseEvaluation(out []byte) (int, error) {
 	var v map[string]json.RawMessage
-	if err := cpa.DecodeStrict(bytes.TrimSpace(out), &v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil {
 		return 0, fmt.Errorf("failed to parse JSON evaluation, got %q: %w", string(out), err)
 	}
 	for k, raw := range v {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/evaluator"
+	"github.com/inferscale/inferscale/shared/decide"
 	"github.com/inferscale/inferscale/shared/podinfo"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/signal"
@@ -58,7 +58,7 @@ func (p *postEvaluate) apply(target, spec, minR, maxR int, now time.Time) int {
 	return best
 }
 
-// Fast runs the policy in-process through evaluator.Step.
+// Fast runs the policy in-process through decide.Step.
 type Fast struct {
 	name  string
 	cfg   policy.Config
@@ -97,13 +97,13 @@ func (f *Fast) Period() time.Duration { return f.cpa.Interval }
 func (f *Fast) Recommend(obs scaler.Observation) (int, error) {
 	cfg := f.cfg
 	cfg.MinReplicas, cfg.MaxReplicas = obs.MinReplicas, obs.MaxReplicas
-	entries := make([]evaluator.Entry, 0, len(obs.Pods))
+	entries := make([]decide.Entry, 0, len(obs.Pods))
 	for _, pv := range obs.Pods {
 		rep, err := PodReport(pv, obs.Now)
 		if err != nil {
 			return 0, err
 		}
-		entries = append(entries, evaluator.Entry{Resource: pv.Name, Report: rep})
+		entries = append(entries, decide.Entry{Resource: pv.Name, Report: rep})
 	}
 	if f.trips {
 		b, err := state.Encode(f.st)
@@ -114,7 +114,7 @@ func (f *Fast) Recommend(obs scaler.Observation) (int, error) {
 			return 0, fmt.Errorf("decoding state: %w", err)
 		}
 	}
-	d := evaluator.Step(cfg, f.st, obs.SpecReplicas, entries, obs.Now)
+	d := decide.Step(cfg, f.st, obs.SpecReplicas, entries, obs.Now)
 	f.Last = d
 	return f.post.apply(d.Target, obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas, obs.Now), nil
 }

@@ -1,7 +1,7 @@
 // Package inferscale runs the inferscale policy inside the simulator, in
 // two ways that must decide alike:
 //
-//   - fast: evaluator.Step in-process, with pod reports built from the
+//   - fast: decide.Step in-process, with pod reports built from the
 //     simulated pods (for sweeps and tuning);
 //   - faithful: the built bin/metric and bin/evaluate, fed exactly what CPA
 //     v2.12.2 feeds them (per-pod metric runs against a loopback /metrics

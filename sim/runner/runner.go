@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/config"
 	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/sim/baseline"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
@@ -255,12 +255,8 @@ func InferscaleConfig(params map[string]string, cfg engine.Config) (policy.Confi
 	for k, v := range params {
 		env[k] = v
 	}
-	src := config.FromMap(env)
-	pc, err := policy.FromSource(src)
+	pc, err := settings.Policy(env)
 	if err != nil {
-		return policy.Config{}, nil, fmt.Errorf("inferscale settings: %w", err)
-	}
-	if err := src.Err(); err != nil {
 		return policy.Config{}, nil, fmt.Errorf("inferscale settings: %w", err)
 	}
 	return pc, env, nil

@@ -456,3 +456,44 @@ func TestInterTokenAndLengthHistogramsFollowTheRun(t *testing.T) {
 		t.Errorf("generation-length histogram count %g sum %g, want %d and %d", last.GenerationLength.Count, last.GenerationLength.Sum, conc, conc*out)
 	}
 }
+
+// TestGPUSpeedScalesEveryTimeCost checks Model.Scaled: a GPU twice as fast
+// halves every time cost and so the whole engine's latencies, a GPU twice
+// as slow doubles them, and the capacities stay as they were.
+func TestGPUSpeedScalesEveryTimeCost(t *testing.T) {
+	base := Llama31_8B_H100()
+	for _, speed := range []float64{2, 0.5} {
+		m := base.Scaled(speed)
+		for _, c := range []struct {
+			name      string
+			got, base float64
+		}{{"IterBase", m.IterBase, base.IterBase}, {"PerPrefillToken", m.PerPrefillToken, base.PerPrefillToken},
+			{"PerDecodeSeq", m.PerDecodeSeq, base.PerDecodeSeq}, {"PerKVToken", m.PerKVToken, base.PerKVToken}} {
+			if math.Abs(c.got*speed-c.base) > 1e-15 {
+				t.Errorf("speed %g: %s %g, want %g", speed, c.name, c.got, c.base/speed)
+			}
+		}
+		if m.MaxNumSeqs != base.MaxNumSeqs || m.MaxBatchTokens != base.MaxBatchTokens || m.KVCapacity != base.KVCapacity || m.MaxModelLen != base.MaxModelLen {
+			t.Errorf("speed %g changed a capacity: %+v", speed, m)
+		}
+		// One request through the whole engine: its TTFT and its time in
+		// the system scale by 1/speed.
+		run := func(m Model) *Result {
+			cfg := DefaultConfig()
+			cfg.Model = m
+			src := &sliceSource{reqs: []workload.Request{{Arrival: time.Second, InputTokens: 20000, OutputTokens: 300}}}
+			res, err := Run(context.Background(), cfg, src, fixed{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		ref, got := run(base), run(m)
+		if want := float64(ref.TTFT[0]) / speed; math.Abs(float64(got.TTFT[0])-want) > 1e-4*want {
+			t.Errorf("speed %g: TTFT %.4fs, want %.4fs", speed, got.TTFT[0], want)
+		}
+		if want := (ref.EndSeconds - 1) / speed; math.Abs(got.EndSeconds-1-want) > 1e-6*want {
+			t.Errorf("speed %g: request took %.4fs, want %.4fs", speed, got.EndSeconds-1, want)
+		}
+	}
+}

@@ -68,6 +68,22 @@ func Llama31_8B_H100() Model {
 	}
 }
 
+// Scaled is the same engine on a GPU speed times as fast: every time cost
+// (IterBase, PerPrefillToken, PerDecodeSeq, PerKVToken) divided by speed,
+// the capacities (sequences, token budget, KV cache, model length)
+// unchanged. speed 2 is a GPU twice as fast, 0.5 one twice as slow; it
+// must be a finite number > 0 (Validate catches the rest).
+func (m Model) Scaled(speed float64) Model {
+	if speed == 1 {
+		return m
+	}
+	m.IterBase /= speed
+	m.PerPrefillToken /= speed
+	m.PerDecodeSeq /= speed
+	m.PerKVToken /= speed
+	return m
+}
+
 // Validate rejects models that cannot run.
 func (m Model) Validate() error {
 	var errs []error

@@ -62,11 +62,14 @@ type chunk struct {
 type replica struct {
 	idx   int
 	name  string
+	uid   string // metadata.uid, scaler.PodUID(idx)
 	phase scaler.Phase
 
 	created, started, readyAt float64 // started: Pending → Starting
 	readyPlanned              float64
 	drainStart, drainDeadline float64
+	preStopEnd                float64 // the deleted pod's preStop ends (SIGTERM); +Inf until deleted
+	deletionCost              int32   // controller.kubernetes.io/pod-deletion-cost
 	terminated                bool
 	endedAt                   float64
 	lifeGen                   uint32 // invalidates lifecycle events of deleted pods

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 	"github.com/inferscale/inferscale/sim/scaler"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -455,12 +456,12 @@ func (e *Engine) newPod(now float64, warm bool) *replica {
 		created:    now,
 		drainStart: math.Inf(1),
 		preStopEnd: math.Inf(1),
-		ttft:       newHistogram(TTFTBounds()),
-		e2e:        newHistogram(E2EBounds()),
-		queue:      newHistogram(E2EBounds()),
-		itl:        newHistogram(InterTokenBounds()),
-		promptLen:  newHistogram(TokenBounds(e.cfg.Model.MaxModelLen)),
-		genLen:     newHistogram(TokenBounds(e.cfg.Model.MaxModelLen)),
+		ttft:       newHistogram(vllmexpo.TTFTBounds()),
+		e2e:        newHistogram(vllmexpo.LatencyBounds()),
+		queue:      newHistogram(vllmexpo.LatencyBounds()),
+		itl:        newHistogram(vllmexpo.InterTokenBounds()),
+		promptLen:  newHistogram(vllmexpo.TokenBounds(e.cfg.Model.MaxModelLen)),
+		genLen:     newHistogram(vllmexpo.TokenBounds(e.cfg.Model.MaxModelLen)),
 	}
 	// Every pod draws its startup from the same stream in creation order,
 	// so the k-th pod of any policy starts equally fast.

@@ -134,7 +134,7 @@ func TestDrainingPodTakesNoNewRequestsAndCostsGPUUntilEmpty(t *testing.T) {
 	m := DefaultConfig().Model
 	const in, out = 100, 3000
 	// Alone on its pod, the long request is done at:
-	done := m.Iteration(in, 0, in)
+	done := m.Iteration(in, AttnPairs(in, 0), 0, in)
 	for k := 0; k < out-1; k++ {
 		done += m.DecodeStep(1, in+1+k)
 	}

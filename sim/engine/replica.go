@@ -276,12 +276,13 @@ func (r *replica) plan(m *Model, now float64) bool {
 		r.iterEnd = now + r.stepsDuration(m, r.steps)
 		return true
 	}
-	p := 0
+	p, pairs := 0, 0.0
 	for _, c := range r.chunks {
 		p += c.tokens
+		pairs += AttnPairs(c.tokens, c.r.prefillKV-c.r.prefillLeft)
 	}
 	r.steps = 1
-	r.iterEnd = now + m.Iteration(p, d, r.kvUsed)
+	r.iterEnd = now + m.Iteration(p, pairs, d, r.kvUsed)
 	return true
 }
 

@@ -142,7 +142,7 @@ func Work(reqs []workload.Request, m engine.Model) []float64 {
 	for _, r := range reqs {
 		i := int(r.Arrival.Seconds() / WindowSeconds)
 		in, out := float64(max(r.InputTokens, 1)), float64(max(r.OutputTokens, 1))
-		w[i] += m.PerPrefillToken*in + (out-1)*(perTok+m.PerKVToken*(in+out/2))
+		w[i] += m.PerPrefillToken*in + m.PerAttnPair*in*in/2 + (out-1)*(perTok+m.PerKVToken*(in+out/2))
 	}
 	return w
 }

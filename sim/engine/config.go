@@ -91,6 +91,12 @@ type Config struct {
 	Progress func(simSeconds float64)
 }
 
+// Version names the engine's replay semantics. Bump it with any change
+// that can alter a replay's outcome (time model, scheduler, lifecycle,
+// metrics, defaults): caches of replay results (the bar matrix's oracle
+// and static fleets) are keyed by it.
+const Version = "2026-12-sim-v2.1"
+
 // The drain defaults are those of the project's example vLLM Deployment:
 // a 15 s preStop sleep (endpoint propagation to the load balancer) and
 // vLLM --shutdown-timeout 600, so terminationGracePeriodSeconds 630.

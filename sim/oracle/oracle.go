@@ -29,6 +29,10 @@ import (
 	"github.com/inferscale/inferscale/sim/workload"
 )
 
+// Version names the oracle's search; bump it with any change that can
+// alter its result (cached results are keyed by it and engine.Version).
+const Version = "2026-12-drain-aware"
+
 // WindowSeconds is the planning granularity.
 const WindowSeconds = 20
 

@@ -30,6 +30,13 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		{"sweep", "-sweep", "burst", "-trace", "x.csv"},
 		{"tune", "-policy", "nosuch"},
 		{"tune", "-policy", "kpa", "-params", "nosuch"},
+		{"bar", "-j", "0", "-shared", "."},
+		{"bar", "-speeds", "1,x", "-shared", "."},
+		{"bar", "-seeds", "one", "-shared", "."},
+		{"bar", "-policy", ":", "-shared", "."},
+		{"bar", "-mode", "slow", "-shared", "."},
+		{"bar", "-shared", filepath.Join(t.TempDir(), "missing")},
+		{"bar", "-only", "nosuch", "-shared", "."},
 	} {
 		if err := dispatch(ctx, args, quietLog()); err == nil {
 			t.Errorf("simulate %v: accepted", args)

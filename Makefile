@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim identity
+.PHONY: all build test vet fmt bench demo e2e image clean fuzz simulate sim bench-sim identity bar bar-quick
 
 all: build
 
@@ -92,3 +92,14 @@ e2e: build
 ## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged
 identity:
 	$(GO) test -count=1 -run TestDecisionTimelinesUnchanged -v ./sim/runner/
+
+## bar: issue 9's bar matrix for POLICY (default inferscale): 5 workloads × seeds 1-3 × GPU speed 1, 2, 0.5 ×
+## startup 60 s fixed / 180 s lognormal; oracle and static results cached in ~/.cache/inferscale-bar
+POLICY ?= inferscale
+SHARED ?= ../shared
+bar: simulate
+	$(BIN)/simulate bar -policy '$(POLICY)' -shared $(SHARED)
+
+## bar-quick: the same with seed 1 only (30 cells)
+bar-quick: simulate
+	$(BIN)/simulate bar -quick -policy '$(POLICY)' -shared $(SHARED)

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // Synthetic is a CPA evaluate stdin for n ready vLLM pods scraped at at,
-// with 19-bucket latency histograms as metric prints them.
+// with latency histograms on vLLM's TTFT buckets as metric prints them.
 func Synthetic(n int, at time.Time) []byte {
-	bounds := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	bounds := vllmexpo.TTFTBounds()
 	type metric struct {
 		Resource string `json:"resource"`
 		Value    string `json:"value"`

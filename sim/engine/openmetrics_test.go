@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 func TestWriteOpenMetricsGroupsFamiliesAndStampsSamples(t *testing.T) {
 	t0 := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	scrape := func(pod string, at time.Time, requests float64) *signal.Pod {
-		h := newHistogram(TokenBounds(1000))
+		h := newHistogram(vllmexpo.TokenBounds(1000))
 		h.observeN(150, requests)
 		return &signal.Pod{Name: pod, Namespace: Namespace, ScrapeTime: at, Waiting: signal.F(2), RequestsTotal: signal.F(requests),
 			PromptLength: h.cumulative(), GPU: &signal.GPU{Utilization: signal.F(0.5)}}

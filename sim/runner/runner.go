@@ -240,6 +240,15 @@ type named struct {
 
 func (n named) Name() string { return n.label }
 
+// DeletionCosts passes the wrapped policy's pod-deletion costs on
+// (scaler.DeletionCoster), or none.
+func (n named) DeletionCosts() map[string]int32 {
+	if dc, ok := n.Autoscaler.(scaler.DeletionCoster); ok {
+		return dc.DeletionCosts()
+	}
+	return nil
+}
+
 // InferscaleConfig resolves inferscale's policy from key=value settings
 // (the same keys as the CPA config / env vars), with the replica bounds
 // and TTFT SLO of the simulation. It also returns the environment the

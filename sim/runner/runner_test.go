@@ -131,8 +131,8 @@ func TestRunReplaysEveryPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if res.Completed+res.Rejected+res.Killed != len(reqs) {
-			t.Errorf("%s: %d+%d+%d of %d requests accounted", name, res.Completed, res.Rejected, res.Killed, len(reqs))
+		if res.Completed+res.Rejected+res.Killed+res.Unfinished != len(reqs) {
+			t.Errorf("%s: %d+%d+%d+%d of %d requests accounted", name, res.Completed, res.Rejected, res.Killed, res.Unfinished, len(reqs))
 		}
 	}
 }

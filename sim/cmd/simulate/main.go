@@ -6,6 +6,7 @@
 //	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
 //	simulate tune  -trace ... -policy hpa-queue -target 0.99
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
+//	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown]  (issue 9's bar matrix)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)
 //	simulate history -prometheus URL -selector '{namespace="x",job="vllm"}' -start T -end T [-out policy.yaml]
 //	                 (rebuild your traffic from Prometheus, tune inferscale on it, write a policyFile)
@@ -43,7 +44,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|policies|decisions|history [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|policies|decisions|history [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -55,6 +56,8 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdSweep(ctx, args[1:], log)
 	case "tune":
 		return cmdTune(ctx, args[1:], log)
+	case "bar":
+		return cmdBar(ctx, args[1:], log)
 	case "policies":
 		return cmdPolicies(os.Stdout)
 	case "decisions":
@@ -62,10 +65,10 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	case "history":
 		return cmdHistory(ctx, args[1:], os.Stdout, log)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|policies|decisions|history [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|policies|decisions|history [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, policies, decisions or history)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, policies, decisions or history)\n", args[0])
 	return errUsage
 }
 

@@ -104,6 +104,23 @@ type View struct {
 	// StartupSeconds is the p90 of observed startups, or the default.
 	StartupSeconds  float64 `json:"startupSeconds"`
 	StartupObserved int     `json:"startupObserved"`
+
+	// Service is what the tick shows of the pods' service, for the
+	// service model (policy v2); the decision reports what it learned.
+	Service Service `json:"-"`
+	// Pods are the pods that count toward the replicas (not terminating),
+	// with their load, for choosing which to remove.
+	Pods []PodLoad `json:"-"`
+}
+
+// PodLoad is one pod's lifecycle and load at this tick.
+type PodLoad struct {
+	Name  string
+	Ready bool
+	// Outstanding is waiting + running (-1: not reported).
+	Outstanding float64
+	// KV is the KV-cache usage (-1: not reported).
+	KV float64
 }
 
 // Reporting is the ready pods whose readings are in the sums.

@@ -46,6 +46,7 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 		a.v.Terminating++
 		return
 	case !p.Ready:
+		a.v.Pods = append(a.v.Pods, PodLoad{Name: p.Name, Outstanding: -1, KV: -1})
 		if a.opt.StuckAfter > 0 && p.AgeSeconds != nil && *p.AgeSeconds > a.opt.StuckAfter.Seconds() {
 			a.v.Stuck++
 		} else {
@@ -54,6 +55,7 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 		return
 	}
 	a.v.Ready++
+	a.v.Pods = append(a.v.Pods, load(p))
 	if lifecycleOnly && p.Waiting == nil {
 		return
 	}
@@ -99,6 +101,7 @@ func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 		prev = nil
 	}
 	a.latency(p, prev)
+	a.service(p, prev)
 	if arr, fin, ok := podRates(p, prev, inflight); ok {
 		a.rate += arr
 		a.thr += fin
@@ -110,7 +113,7 @@ func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 		}
 	}
 	pc := state.PodCounters{Name: p.Name, ScrapeTime: p.ScrapeTime, SeenAt: a.now,
-		RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: state.HistOf(p.TTFT)}
+		RequestsTotal: p.RequestsTotal, InFlight: &inflight, TTFT: state.HistOf(p.TTFT), Service: serviceCounters(p)}
 	if a.opt.TrackE2E {
 		pc.E2E = state.HistOf(p.E2E)
 	}
@@ -243,4 +246,19 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 	}
 	a := (df + inflight - *prev.InFlight) / dt
 	return math.Max(0, a), df / dt, true
+}
+
+// load is a ready pod's load as it reported it.
+func load(p *signal.Pod) PodLoad {
+	l := PodLoad{Name: p.Name, Ready: true, Outstanding: -1, KV: -1}
+	if p.Error == "" && p.Waiting != nil {
+		l.Outstanding = *p.Waiting
+		if p.Running != nil {
+			l.Outstanding += *p.Running
+		}
+	}
+	if p.Error == "" && p.KVCacheUsage != nil {
+		l.KV = *p.KVCacheUsage
+	}
+	return l
 }

@@ -35,6 +35,8 @@ const (
 	E2E                   = "e2e"
 	QueueTime             = "queueTime"
 	InterToken            = "interToken"
+	PromptLength          = "promptLength"
+	GenerationLength      = "generationLength"
 	RequestsTotal         = "requestsTotal"
 	PromptTokensTotal     = "promptTokensTotal"
 	GenerationTokensTotal = "generationTokensTotal"
@@ -44,13 +46,13 @@ const (
 // signalNames lists every signal a mapping may name, in output order.
 func signalNames() []string {
 	return []string{Waiting, Running, KVCacheUsage, GPUUtilization, TTFT, E2E, QueueTime, InterToken,
-		RequestsTotal, PromptTokensTotal, GenerationTokensTotal, PreemptionsTotal}
+		PromptLength, GenerationLength, RequestsTotal, PromptTokensTotal, GenerationTokensTotal, PreemptionsTotal}
 }
 
 // IsHistogram reports whether the signal is a histogram.
 func IsHistogram(sig string) bool {
 	switch sig {
-	case TTFT, E2E, QueueTime, InterToken:
+	case TTFT, E2E, QueueTime, InterToken, PromptLength, GenerationLength:
 		return true
 	}
 	return false

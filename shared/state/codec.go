@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // Encode renders st as compact JSON with the current schema version. It
@@ -93,7 +94,11 @@ func (s *State) check() error {
 		}
 	}
 	for _, p := range s.Pods {
-		for _, h := range []*Hist{p.TTFT, p.E2E} {
+		hists := []*Hist{p.TTFT, p.E2E}
+		if p.Service != nil {
+			hists = append(hists, p.Service.Queue, p.Service.Prompts, p.Service.Outputs)
+		}
+		for _, h := range hists {
 			if h != nil && len(h.LE) != len(h.C) {
 				return errors.New("state histogram has unequal bounds and counts")
 			}
@@ -102,6 +107,14 @@ func (s *State) check() error {
 	for _, r := range s.Recommendations {
 		if r.Replicas < 0 {
 			return errors.New("state has a negative recommendation")
+		}
+	}
+	if len(s.Marked) > MaxPods || !sort.StringsAreSorted(s.Marked) {
+		return errors.New("state marked pods are too many or not sorted")
+	}
+	if s.Service != nil {
+		if err := s.Service.Check(); err != nil {
+			return err
 		}
 	}
 	if len(s.Startups) > MaxStartups || len(s.Rates) > MaxRates || len(s.Recommendations) > MaxRecommendations || len(s.HourlyPeaks) > MaxHourlyPeaks {

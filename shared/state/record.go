@@ -52,6 +52,11 @@ type Decided struct {
 	// Need is the reactive replica need, kept as the hour's peak for the
 	// predictive floor.
 	Need int
+	// Service is policy v2's next memory (nil: unchanged). One that fails
+	// Check is not stored: the previous one is kept.
+	Service *Service
+	// Marked are the pods marked for deletion this tick (empty: none).
+	Marked []string
 }
 
 // Record stores one tick in s. It is the only function that changes a
@@ -104,6 +109,15 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 	}
 	s.LastTick = &at
 	s.notePeak(at, d.Need)
+	s.Marked = nil
+	if len(d.Marked) > 0 {
+		s.Marked = append([]string(nil), d.Marked[:min(len(d.Marked), MaxPods)]...)
+		sort.Strings(s.Marked)
+	}
+	if d.Service != nil && d.Service.Check() == nil {
+		next := d.Service.Clone()
+		s.Service = &next
+	}
 }
 
 func ptr(f float64) *float64 { return &f }

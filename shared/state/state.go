@@ -79,6 +79,13 @@ type State struct {
 	Rates []RateSample `json:"rates,omitempty"`
 	// HourlyPeaks is the peak reactive need per clock hour, oldest first.
 	HourlyPeaks []HourlyPeak `json:"hourlyPeaks,omitempty"`
+	// Service is policy v2's memory: the service model, the forecast and
+	// the learned headroom (nil before the first v2 tick).
+	Service *Service `json:"service,omitempty"`
+	// Marked are the pods last given a pod-deletion cost (the victims of
+	// the last scale-down asked for), sorted: a later tick clears the marks
+	// of those still there.
+	Marked []string `json:"marked,omitempty"`
 }
 
 // Recommendation is one tick's recommendation before stabilisation.
@@ -96,6 +103,26 @@ type PodCounters struct {
 	InFlight      *float64  `json:"inFlight,omitempty"`
 	TTFT          *Hist     `json:"ttft,omitempty"`
 	E2E           *Hist     `json:"e2e,omitempty"`
+	// Service are the readings the service model is fitted from (nil in
+	// a state written before they were kept: the pod is measured from its
+	// next scrape on).
+	Service *ServiceCounters `json:"service,omitempty"`
+}
+
+// ServiceCounters are one pod's cumulative readings for the service
+// model: the inter-token histogram's sum and count, the token counters,
+// the running and KV gauges, and the queue-time and request-length
+// histograms.
+type ServiceCounters struct {
+	ITLSum       float64  `json:"itlSum,omitempty"`
+	ITLCount     float64  `json:"itlCount,omitempty"`
+	PromptTokens *float64 `json:"promptTokens,omitempty"`
+	OutputTokens *float64 `json:"outputTokens,omitempty"`
+	Running      float64  `json:"running,omitempty"`
+	KV           float64  `json:"kv,omitempty"`
+	Queue        *Hist    `json:"queue,omitempty"`
+	Prompts      *Hist    `json:"prompts,omitempty"`
+	Outputs      *Hist    `json:"outputs,omitempty"`
 }
 
 // Hist is a cumulative histogram stored as parallel arrays (bounds and

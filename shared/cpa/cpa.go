@@ -58,7 +58,10 @@ type EvaluateOutput struct {
 	CurrentReplicas int32    `json:"currentReplicas"`
 	Reasons         []string `json:"reasons,omitempty"`
 	Alerts          []string `json:"alerts,omitempty"`
-	Decision        any      `json:"decision,omitempty"`
+	// Victims are the pods evaluate marked for removal (pod-deletion-cost)
+	// before asking for fewer replicas.
+	Victims  []string `json:"victims,omitempty"`
+	Decision any      `json:"decision,omitempty"`
 }
 
 // ErrInputTooLarge is returned when stdin exceeds MaxInputBytes.

@@ -80,13 +80,23 @@ func (f *fleetSim) entries(replicas int, load float64, now time.Time, missingPro
 	return out
 }
 
-// Properties over random load sequences: the target stays in [min, max];
-// scale-ups are at least the up-cooldown apart and scale-downs the
-// down-cooldown; no scale-down while a pod's data is missing; and a state
-// that goes through JSON every tick gives exactly the in-memory decisions.
+// Properties over random load sequences, for policy v2 (the defaults)
+// and v1: the target stays in [min, max]; no scale-down while a pod's data
+// is missing; a state that goes through JSON every tick gives exactly the
+// in-memory decisions; v1's scale-ups are at least the up-cooldown apart,
+// its scale-downs the down-cooldown, and its steps within the cap; v2
+// never scales down while a pod is starting, nor within the hold of a
+// scale-up.
 func TestPropertiesOverRandomSequences(t *testing.T) {
+	for _, v2 := range []bool{true, false} {
+		t.Run(map[bool]string{true: "v2", false: "v1"}[v2], func(t *testing.T) { checkProperties(t, v2) })
+	}
+}
+
+func checkProperties(t *testing.T, v2 bool) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		cfg := settings.Defaults()
+		cfg.ServiceModel = v2
 		cfg.MinReplicas, cfg.MaxReplicas = 1+int(seed%3), 12+int(seed%5)
 		mem, disk := state.New(), state.New()
 		simA, simB := newFleetSim(seed), newFleetSim(seed)
@@ -128,13 +138,22 @@ func TestPropertiesOverRandomSequences(t *testing.T) {
 				if d.Fleet.Missing > 0 {
 					t.Fatalf("seed %d tick %d: scale-down %d -> %d with %d missing", seed, tick, current, d.Target, d.Fleet.Missing)
 				}
-				if lastDown != nil && now.Sub(*lastDown) < cfg.ScaleDownCooldown {
+				if v2 && d.Fleet.Starting > 0 {
+					t.Fatalf("seed %d tick %d: scale-down %d -> %d with %d pods starting", seed, tick, current, d.Target, d.Fleet.Starting)
+				}
+				if v2 && lastUp != nil && now.Sub(*lastUp) < cfg.ScaleDownHold {
+					t.Fatalf("seed %d tick %d: scale-down %s after a scale-up, within the hold %s", seed, tick, now.Sub(*lastUp), cfg.ScaleDownHold)
+				}
+				if !v2 && lastDown != nil && now.Sub(*lastDown) < cfg.ScaleDownCooldown {
 					t.Fatalf("seed %d tick %d: scale-down %s after the previous one", seed, tick, now.Sub(*lastDown))
 				}
 				n := now
 				lastDown = &n
 			}
-			if d.Target > current && d.ScheduleFloor == 0 && d.PredictiveFloor < d.Target {
+			if d.Target > current && d.ScheduleFloor == 0 && d.PredictiveFloor < d.Target && v2 {
+				n := now
+				lastUp = &n
+			} else if d.Target > current && d.ScheduleFloor == 0 && d.PredictiveFloor < d.Target {
 				if lastUp != nil && now.Sub(*lastUp) < cfg.ScaleUpCooldown && !d.Urgent && d.Signals <= lastUpSignals {
 					t.Fatalf("seed %d tick %d: scale-up %s after the previous one", seed, tick, now.Sub(*lastUp))
 				}

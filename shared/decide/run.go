@@ -94,7 +94,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		d.Alerts = append(d.Alerts, "state was unusable and was reset: "+w.Error())
 	}
 	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(d.Target), CurrentReplicas: int32(d.Current),
-		Reasons: d.Reasons, Alerts: d.Alerts, Decision: d})
+		Reasons: d.Reasons, Alerts: d.Alerts, Victims: d.Victims, Decision: d})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}

@@ -11,6 +11,9 @@ func combine(d *Decision, in Input, c Config) int {
 	}
 	p := project(in, c)
 	rec := recommend(d, in, c, maxProp, &p)
+	if c.ServiceModel {
+		rec = sizeUp(d, in, rec)
+	}
 	if in.Current == 0 && rec == 0 && (in.Waiting > 0 || (in.ArrivalRate != nil && *in.ArrivalRate > 0)) {
 		rec = 1
 		d.because("requests are waiting with no replica: scale from zero")
@@ -22,7 +25,10 @@ func combine(d *Decision, in Input, c Config) int {
 	}
 	d.Recommendation = rec
 	d.Need = rec
-	if d.Signals == 0 && p.needed >= 0 && p.needed < rec {
+	if in.Plan != nil && in.Plan.Valid {
+		// The predictive floor remembers what the plan needed.
+		d.Need = in.Plan.Need
+	} else if d.Signals == 0 && p.needed >= 0 && p.needed < rec {
 		// Holding more than the demand needs (windows, cooldowns) is not a
 		// need the predictive floor should remember.
 		d.Need = p.needed
@@ -37,7 +43,7 @@ func combine(d *Decision, in Input, c Config) int {
 // threshold, plus a corroborating rule over its own when one of them is)
 // and returns the largest primary proposal.
 func countSignals(d *Decision, c Config) (maxProp int) {
-	rs := rules()
+	rs := rules(c)
 	primaries := 0
 	for i, r := range d.Rules {
 		if rs[i].corroborate != nil || !r.Over {
@@ -65,6 +71,8 @@ func countSignals(d *Decision, c Config) (maxProp int) {
 func recommend(d *Decision, in Input, c Config, maxProp int, p *projection) int {
 	current, avail := in.Current, in.avail()
 	switch {
+	case d.Signals == 0 && c.ServiceModel:
+		return scaleDownToPlan(d, in, c)
 	case d.Signals == 0:
 		// Removals must also fit the peak rate of the recent past (bursts).
 		if p.needed >= 0 && in.RatePeak != nil {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/sizing"
 )
 
 // Config is every knob of the policy. The tags declare each knob once
@@ -71,7 +73,37 @@ type Config struct {
 	PredictiveDays     int             `setting:"predictiveDays" default:"7" min:"1" max:"7" doc:"how many previous days the predictive floor looks at"`
 	PredictiveFraction float64         `setting:"predictiveFraction" default:"0.7" min:"0" max:"2" doc:"the share of the median past peak the predictive floor keeps"`
 
+	// Policy v2: the learned service model, the calibrated forecast and
+	// the sizing from both (package sizing), drain-aware scale-down.
+	ServiceModel        bool          `setting:"serviceModel" default:"true" doc:"size the fleet from the learned service model and a calibrated demand forecast over the startup horizon (policy v2); false keeps v1's demand rule, windows and cooldowns"`
+	SLOAttainment       float64       `setting:"sloAttainment" default:"0.99" min:"0.5" max:"0.9999" doc:"the share of feasible requests whose TTFT must meet ttftSLO; the sizing plans for half the miss budget"`
+	MetricLag           time.Duration `setting:"metricLag" default:"15s" min:"0" max:"10m" doc:"how old the metrics are when evaluate reads them; part of the horizon H = startup p90 + tickInterval + metricLag"`
+	TickInterval        time.Duration `setting:"tickInterval" default:"15s" min:"1s" max:"10m" doc:"CPA's interval between ticks (its interval key, in ms there); part of the horizon"`
+	ScaleDownHold       time.Duration `setting:"scaleDownHold" default:"5m" min:"0" max:"1h" doc:"a v2 scale-down goes no lower than the largest need of the last max(H, scaleDownHold), so a burst that just ended does not flap"`
+	ForecastMiss        float64       `setting:"forecastMiss" default:"0.05" min:"0.001" max:"0.5" doc:"the share of horizons whose demand may exceed the forecast's reported upper bound (adaptive conformal inference holds it there)"`
+	MaxNumBatchedTokens float64       `setting:"maxNumBatchedTokens" default:"8192" min:"1" max:"1e7" doc:"the server's prefill budget per step (vLLM --max-num-batched-tokens)"`
+	Profile             *model.Params `setting:"profile" doc:"the service model's prior as alpha=,beta=,gammaSeq=,gammaKv= (seconds per step, per prompt token, per running sequence, per full KV cache), from a load test or bin/simulate profile (default: Llama-3.1-8B on one H100)"`
+	DeletionCost        bool          `setting:"deletionCost" default:"true" doc:"before a scale-down, mark the pods to remove (the idlest) with controller.kubernetes.io/pod-deletion-cost so the ReplicaSet deletes those (needs patch on pods)"`
+
 	fleet.Options
+}
+
+// Sizing is the plan's options from the policy's.
+func (c Config) Sizing() sizing.Options {
+	prior := model.DefaultPrior()
+	if c.Profile != nil {
+		prior = *c.Profile
+	}
+	return sizing.Options{
+		Prior: prior,
+		Limits: model.Limits{ChunkTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs, BatchTarget: 1,
+			KVTarget: sizing.KVCeiling, MaxUtilisation: sizing.MaxUtilisation},
+		TTFTSLO: c.TTFTSLO.Seconds(), Attainment: c.SLOAttainment,
+		Interval: c.TickInterval.Seconds(), MetricLag: c.MetricLag.Seconds(), DefaultStartup: c.DefaultStartup.Seconds(),
+		HoldMin: c.ScaleDownHold.Seconds(),
+		Miss:    c.ForecastMiss,
+		MaxPods: max(c.MaxReplicas*4, 1),
+	}
 }
 
 // Schedule is a parsed cron expression: the next firing after a time.

@@ -45,10 +45,35 @@ func latency(in Input, c Config) Rule {
 	// KV within target is not load-driven (long prompts, a slow model) and
 	// more replicas would not fix it. Nor does it block a scale-down:
 	// removals are judged on the queue, batch, KV and demand headroom.
+	if waited := queueingMiss(in.Plan); waited != nil {
+		// A breach now is waiting that cost more than the whole miss
+		// budget (twice what the plan aims for).
+		return byWaiting(r, *waited, 2*in.Plan.Target, unread)
+	}
 	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
 		r.Over, r.Proposal, r.Low = false, 0, true
 		r.Note += " with nothing waiting: not load-driven"
 		r.alerts = append(r.alerts, fmt.Sprintf("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", r.Note))
+	}
+	return r
+}
+
+// byWaiting is policy v2's judgement of a latency reading: what more pods
+// fix is the time requests waited to be scheduled, which the plan reads
+// from the queue-time histogram. A breach that waiting did not cause
+// (long prompts, a slow model) is an alert, not a scale, and a latency
+// near the objective that waiting does not explain does not hold a
+// scale-down either.
+func byWaiting(r Rule, waited, target float64, unread bool) Rule {
+	caused := waited > target
+	switch {
+	case r.Over && !caused:
+		r.Over, r.Proposal = false, 0
+		r.Note += fmt.Sprintf(" but waiting pushed only %.2g%% of requests past it: not load-driven", 100*waited)
+		r.alerts = append(r.alerts, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited))
+		r.Low = !unread
+	case !r.Over && !caused:
+		r.Low = r.Low || !unread
 	}
 	return r
 }

@@ -25,14 +25,16 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/sizing"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
-// Input is what the rules judge: the fleet view and the replica count
-// (spec.replicas) it belongs to.
+// Input is what the rules judge: the fleet view, the replica count
+// (spec.replicas) it belongs to, and policy v2's plan (nil in v1).
 type Input struct {
 	fleet.View
 	Current int
+	Plan    *sizing.Assessment
 }
 
 // base is the ready pod count a per-pod mean scales to (at least 1).
@@ -78,12 +80,31 @@ type Decision struct {
 	Reasons         []string   `json:"reasons"`
 	Alerts          []string   `json:"alerts,omitempty"`
 	Fleet           fleet.View `json:"fleet"`
+	// Plan is policy v2's sizing and everything that explains it: the
+	// forecast (level, trend, upper bound, quantile, horizon), the service
+	// model and where it came from, the per-pod ceiling, the headroom.
+	Plan *sizing.Assessment `json:"plan,omitempty"`
+	// Victims are the pods a scale-down should remove (the idlest first),
+	// for the pod-deletion-cost annotation; empty unless Target < Current.
+	Victims []string `json:"victims,omitempty"`
+
+	// service is the plan's next memory, for Memory.
+	service *state.Service
 }
 
 // Decide evaluates the policy. It reads st but never changes it.
 func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Time) Decision {
 	in := Input{View: v, Current: current}
-	d := Decision{Current: current, Fleet: v, Rules: evaluate(in, cfg)}
+	d := Decision{Current: current, Fleet: v}
+	if cfg.ServiceModel {
+		var prev state.Service
+		if st.Service != nil {
+			prev = *st.Service
+		}
+		plan, next := sizing.Assess(v, prev, cfg.Sizing(), now)
+		in.Plan, d.Plan, d.service = &plan, &plan, &next
+	}
+	d.Rules = evaluate(in, cfg)
 	for _, r := range d.Rules {
 		d.Alerts = append(d.Alerts, r.alerts...)
 	}
@@ -91,6 +112,17 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	target := stabilise(&d, st, cfg, current, rec, now)
 	target = floors(&d, st, cfg, in, target, now)
 	d.Target = bounds(&d, cfg, rec, target)
+	if d.service != nil && d.Plan.Valid {
+		// A scale-up a reactive signal asked for is held like the plan's.
+		held := max(d.Plan.Need, d.Plan.NeedDown)
+		if rec > current {
+			held = max(held, rec)
+		}
+		sizing.Remember(d.service, now, held)
+	}
+	if cfg.ServiceModel && cfg.DeletionCost && d.Target < current {
+		d.Victims = victims(v.Pods, current-d.Target)
+	}
 	if d.Target == current && len(d.Reasons) == 0 {
 		d.because("hold: no signal over threshold and scale-down not warranted")
 	}
@@ -101,7 +133,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 func (d Decision) Memory(cfg Config) state.Decided {
 	return state.Decided{Replicas: d.Current, Recommendation: d.Recommendation,
 		RecommendationKeep: max(cfg.DownStabilization, cfg.UpStabilization) + time.Minute,
-		ScaleUp:            d.Target > d.Current, Signals: d.Signals, Need: d.Need}
+		ScaleUp:            d.Target > d.Current, Signals: d.Signals, Need: d.Need, Service: d.service, Marked: d.Victims}
 }
 
 // rule returns the decision's rule called name (zero when absent).

@@ -32,7 +32,7 @@ func hasReason(d policy.Decision, sub string) bool {
 // Seed 000's example: util 0.85, queue 15, KV 0.72, p99 650 ms on 2 pods
 // (its minimum) gives +1; a second tick inside the 60 s cooldown holds.
 func TestSeed000ExampleScalesUpOneAndRespectsCooldown(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.MinReplicas = 2
 	cfg.QueueTarget = 5 // seed 002's AverageValue
 	st := state.New()
@@ -72,7 +72,7 @@ func TestSeed000ExampleScalesUpOneAndRespectsCooldown(t *testing.T) {
 // 8-pod fleet (proportional to KV over its 0.8 target).
 func TestSeed000RuleBAddsTwo(t *testing.T) {
 	v := fleet.View{Ready: 8, Waiting: 0, Running: 400, KVMean: p(0.95), KVMax: p(0.97), GPUUtilEWMA: p(0.7), StartupSeconds: 60}
-	d := policy.Decide(v, state.New(), settings.Defaults(), 8, t0)
+	d := policy.Decide(v, state.New(), v1(), 8, t0)
 	if d.Target != 10 {
 		t.Fatalf("target %d, want 10 (+2); reasons %q", d.Target, d.Reasons)
 	}
@@ -81,7 +81,7 @@ func TestSeed000RuleBAddsTwo(t *testing.T) {
 // Seed 000 rule D: utilisation under 20% and an empty queue remove a pod,
 // but only once the 300 s down-stabilisation window has been observed.
 func TestSeed000RuleDAfterWindow(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.MinReplicas = 2
 	st := state.New()
 	v := fleet.View{Ready: 3, Waiting: 0, Running: 1, GPUUtilEWMA: p(0.15), StartupSeconds: 60}
@@ -105,7 +105,7 @@ func TestSeed000RuleDAfterWindow(t *testing.T) {
 // Seed 004: GPU headroom alone never moves replicas; a p95 at twice the
 // SLO corroborated by the GPU scales decisively, capped at +4.
 func TestSeed004HeadroomAndSLO(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.TTFTSLO = 60 * time.Millisecond
 	cfg.LatencyNeedsLoad = false // seed 004's edge service exposes no queue: latency is its load signal
 	v := fleet.View{Ready: 4, GPUUtilEWMA: p(0.9), StartupSeconds: 10}
@@ -130,7 +130,7 @@ func TestSeed004HeadroomAndSLO(t *testing.T) {
 // is an alert, not a scale.
 func TestP99AboveBaselineAlertsOnly(t *testing.T) {
 	v := fleet.View{Ready: 3, Running: 10, KVMean: p(0.6), TTFTP95: p(1.0), TTFTP99: p(2.5), LatencyRequests: 100, StartupSeconds: 60}
-	d := policy.Decide(v, state.New(), settings.Defaults(), 3, t0)
+	d := policy.Decide(v, state.New(), v1(), 3, t0)
 	if d.Target != 3 || len(d.Alerts) != 1 || !strings.Contains(d.Alerts[0], "baseline") {
 		t.Fatalf("target %d alerts %q, want 3 and one baseline alert", d.Target, d.Alerts)
 	}
@@ -138,11 +138,11 @@ func TestP99AboveBaselineAlertsOnly(t *testing.T) {
 
 func TestDecisiveStepIsCapped(t *testing.T) {
 	v := fleet.View{Ready: 4, Waiting: 400, Running: 800, KVMean: p(0.99), GPUUtilEWMA: p(1), StartupSeconds: 60}
-	d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0)
+	d := policy.Decide(v, state.New(), v1(), 4, t0)
 	if d.Target != 8 {
 		t.Fatalf("target %d, want 8 (cap max(4, 50%%)); reasons %q", d.Target, d.Reasons)
 	}
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.MaxReplicas = 100
 	d = policy.Decide(fleet.View{Ready: 20, Waiting: 400, Running: 800, KVMean: p(0.99), StartupSeconds: 60}, state.New(), cfg, 20, t0)
 	if d.Target != 30 {
@@ -151,7 +151,7 @@ func TestDecisiveStepIsCapped(t *testing.T) {
 }
 
 func TestMaxBlocksScaleUpAlerts(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.MaxReplicas = 4
 	v := fleet.View{Ready: 4, Waiting: 100, Running: 800, KVMean: p(0.99), StartupSeconds: 60}
 	d := policy.Decide(v, state.New(), cfg, 4, t0)
@@ -163,7 +163,7 @@ func TestMaxBlocksScaleUpAlerts(t *testing.T) {
 // Startup compensation: pods already starting count as capacity on its
 // way, so a queue that persists while they start does not cascade.
 func TestStartingPodsPreventCascade(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.PodCapacityRPS = 10
 	cfg.MaxReplicas = 64
 	st := state.New()
@@ -183,7 +183,7 @@ func TestStartingPodsPreventCascade(t *testing.T) {
 
 // A rising arrival rate raises the projected demand at now + startup.
 func TestTrendProjectsDemandAhead(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.PodCapacityRPS = 10
 	cfg.MaxReplicas = 64
 	v := fleet.View{Ready: 4, Running: 100, KVMean: p(0.6), ArrivalRate: p(24), RateTrend: p(0.2), StartupSeconds: 60}
@@ -205,7 +205,7 @@ func TestTrendProjectsDemandAhead(t *testing.T) {
 }
 
 func TestNoScaleDownOnMissingOrStartingOrShortHistory(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	idle := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
 	st := state.New()
 	for s := 0; s <= 600; s += 15 {
@@ -234,7 +234,7 @@ func TestNoScaleDownOnMissingOrStartingOrShortHistory(t *testing.T) {
 
 // Simulated removal takes away as many pods as headroom allows, at most half.
 func TestSimulatedRemovalKeepsHeadroom(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.DownStabilization = 0
 	cfg.PodCapacityRPS = 10
 	cfg.MaxReplicas = 20
@@ -263,7 +263,7 @@ func TestSimulatedRemovalKeepsHeadroom(t *testing.T) {
 }
 
 func TestScaleDownCooldown(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.DownStabilization = 0
 	st := state.New()
 	last := t0.Add(-100 * time.Second)
@@ -283,7 +283,7 @@ func TestScaleDownCooldown(t *testing.T) {
 // (which, with CPA's window, held the fleet forever). The cooldown runs
 // from the tick whose decision was applied.
 func TestUnappliedScaleDownStartsNoCooldown(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.DownStabilization = 0
 	cfg.ScaleDownCooldown = 300 * time.Second
 	st := state.New()
@@ -313,7 +313,7 @@ func TestUnappliedScaleDownStartsNoCooldown(t *testing.T) {
 }
 
 func TestScheduleAndPredictiveFloors(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	floors, err := settings.ParseScheduleFloors(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +340,7 @@ func TestScheduleAndPredictiveFloors(t *testing.T) {
 }
 
 func TestUrgentBypassesUpCooldownOnlyWhenEnabledAndNothingStarts(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.UrgentBypassesCooldown = true
 	st := state.New()
 	last := t0.Add(-20 * time.Second)
@@ -365,12 +365,12 @@ func TestUrgentBypassesUpCooldownOnlyWhenEnabledAndNothingStarts(t *testing.T) {
 // scale: more replicas would not shorten a prefill.
 func TestLatencyWithoutQueueingDoesNotScale(t *testing.T) {
 	v := fleet.View{Ready: 4, Running: 8, KVMean: p(0.1), TTFTP95: p(3.5), TTFTP99: p(6), LatencyRequests: 50, StartupSeconds: 60}
-	d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0)
+	d := policy.Decide(v, state.New(), v1(), 4, t0)
 	if d.Target != 4 || len(d.Alerts) == 0 || !strings.Contains(d.Alerts[0], "would not help") {
 		t.Fatalf("target %d alerts %q", d.Target, d.Alerts)
 	}
 	v.Waiting = 12 // 3 per pod: now the queue explains it
-	if d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0); d.Target <= 4 {
+	if d := policy.Decide(v, state.New(), v1(), 4, t0); d.Target <= 4 {
 		t.Fatalf("with a queue: target %d, want a scale-up; reasons %q", d.Target, d.Reasons)
 	}
 }
@@ -378,7 +378,7 @@ func TestLatencyWithoutQueueingDoesNotScale(t *testing.T) {
 // What the predictive floor remembers is the demand, not replicas held by
 // the windows.
 func TestNeedIsDemandWhenHolding(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.PodCapacityRPS = 10
 	v := fleet.View{Ready: 8, Running: 40, KVMean: p(0.1), ArrivalRate: p(20), StartupSeconds: 60}
 	d := policy.Decide(v, state.New(), cfg, 8, t0) // fresh state: the down-window holds 8
@@ -390,7 +390,7 @@ func TestNeedIsDemandWhenHolding(t *testing.T) {
 // A pod that never became ready is not capacity on its way: it neither
 // covers a needed scale-up nor holds a scale-down.
 func TestStuckPods(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.PodCapacityRPS = 10
 	// 4 replicas, 1 stuck, 3 ready at 30 req/s: 30/8 -> 4 pods needed on top of the stuck one.
 	v := fleet.View{Ready: 3, Stuck: 1, Running: 150, KVMean: p(0.5), ArrivalRate: p(30), StartupSeconds: 60}
@@ -408,7 +408,7 @@ func TestStuckPods(t *testing.T) {
 // Inside the up-cooldown, more signals agreeing than at the last scale-up
 // (a moderate step that was not enough) is an escalation, not held.
 func TestEscalationInsideCooldown(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	st := state.New()
 	last := t0.Add(-20 * time.Second)
 	st.LastScaleUp, st.LastScaleUpSignals = &last, 1
@@ -427,7 +427,7 @@ func TestEscalationInsideCooldown(t *testing.T) {
 // lightly loaded pods halve (demo trace: 8 -> 4 at 50 req/s, then 20 s
 // TTFT); one step may raise the load per pod by at most 25% instead.
 func TestUnknownCapacityLimitsScaleDownStep(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.DownStabilization = 0
 	cfg.MaxReplicas = 30
 	st := state.New()
@@ -450,7 +450,7 @@ func TestUnknownCapacityLimitsScaleDownStep(t *testing.T) {
 // may be the slow pod's: it is never low, and holds a scale-down like any
 // missing signal. Without an SLO there is nothing to hold for.
 func TestUnreadLatencyIsNeverLow(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := v1()
 	cfg.DownStabilization = 0
 	idle := fleet.View{Ready: 4, KVMean: p(0.05), StartupSeconds: 60}
 	if d := policy.Decide(idle, state.New(), cfg, 4, t0); d.Target >= 4 {
@@ -473,13 +473,21 @@ func TestUnreadLatencyIsNeverLow(t *testing.T) {
 // (Unreported 0) still count as capacity with no load.
 func TestPerPodLoadIsOverTheReportingPods(t *testing.T) {
 	v := fleet.View{Ready: 4, Unreported: 3, Missing: 3, Waiting: 10, Running: 200, StartupSeconds: 60}
-	d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0)
+	d := policy.Decide(v, state.New(), v1(), 4, t0)
 	q, b := d.Rules[0], d.Rules[1]
 	if *q.Value != 10 || q.Proposal != 14 || *b.Value != 200.0/256 || !b.Over || d.Target <= 4 {
 		t.Fatalf("queue %+v batch %+v target %d", q, b, d.Target)
 	}
 	v.Unreported = 0
-	if d := policy.Decide(v, state.New(), settings.Defaults(), 4, t0); *d.Rules[0].Value != 2.5 || d.Target != 4 {
+	if d := policy.Decide(v, state.New(), v1(), 4, t0); *d.Rules[0].Value != 2.5 || d.Target != 4 {
 		t.Fatalf("new pods not scraped yet: queue %+v target %d", d.Rules[0], d.Target)
 	}
+}
+
+// v1 is the policy with v1's demand rule, windows and cooldowns
+// (serviceModel=false): the tests above hold it to its rules.
+func v1() policy.Config {
+	c := settings.Defaults()
+	c.ServiceModel = false
+	return c
 }

@@ -39,21 +39,27 @@ type rule struct {
 }
 
 // rules lists every rule in the order decisions report them. A new rule
-// is a new file with its evaluator and one line here.
-func rules() []rule {
+// is a new file with its evaluator and one line here. Policy v2
+// (serviceModel) plans with the sizing rule where v1 projects demand with
+// the demand rule.
+func rules(c Config) []rule {
+	plan := rule{eval: demand}
+	if c.ServiceModel {
+		plan = rule{eval: sizingRule}
+	}
 	return []rule{
 		{eval: queue},
 		{eval: batch},
 		{eval: kv},
 		{eval: latency},
-		{eval: demand},
+		plan,
 		{eval: gpu, corroborate: gpuCorroborates},
 	}
 }
 
 // evaluate runs every rule.
 func evaluate(in Input, c Config) []Rule {
-	rs := rules()
+	rs := rules(c)
 	out := make([]Rule, len(rs))
 	for i, r := range rs {
 		out[i] = r.eval(in, c)

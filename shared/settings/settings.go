@@ -38,6 +38,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/inferscale/inferscale/shared/model"
 	"github.com/inferscale/inferscale/shared/policy"
 )
 
@@ -274,6 +275,12 @@ func (k knob) set(raw string) error {
 			out = append(out, uint(id))
 		}
 		*p = out
+	case **model.Params:
+		prof, err := ParseProfile(raw)
+		if err != nil {
+			return fmt.Errorf("config key %s: %w", k.key, err)
+		}
+		*p = &prof
 	case *[]policy.ScheduleFloor:
 		floors, err := ParseScheduleFloors(raw)
 		if err != nil {

@@ -68,6 +68,8 @@ type Fast struct {
 	trips bool
 	// Last is the newest decision, for explanations and tests.
 	Last policy.Decision
+	// costs are the pod-deletion costs of the last tick.
+	costs map[string]int32
 }
 
 // NewFast builds the in-process policy. cfg's replica bounds are
@@ -114,9 +116,33 @@ func (f *Fast) Recommend(obs scaler.Observation) (int, error) {
 			return 0, fmt.Errorf("decoding state: %w", err)
 		}
 	}
+	marked := append([]string(nil), f.st.Marked...)
 	d := decide.Step(cfg, f.st, obs.SpecReplicas, entries, obs.Now)
 	f.Last = d
+	f.costs = Marks(marked, d.Victims)
 	return f.post.apply(d.Target, obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas, obs.Now), nil
+}
+
+// DeletionCosts implements scaler.DeletionCoster: what evaluate patches
+// onto the pods before a scale-down (the victims' cost, the previous
+// victims' cleared).
+func (f *Fast) DeletionCosts() map[string]int32 { return f.costs }
+
+// Marks are the pod-deletion costs one tick writes: VictimDeletionCost on
+// its victims, 0 (the annotation removed) on the previous tick's victims
+// that are not victims again.
+func Marks(marked, victims []string) map[string]int32 {
+	if len(marked) == 0 && len(victims) == 0 {
+		return nil
+	}
+	m := map[string]int32{}
+	for _, p := range policy.Unmarked(marked, victims) {
+		m[p] = 0
+	}
+	for _, v := range victims {
+		m[v] = policy.VictimDeletionCost
+	}
+	return m
 }
 
 // PodReport is the report the metric binary prints for one pod at now:

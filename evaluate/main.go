@@ -16,7 +16,7 @@ import (
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(context.Background(), decide.Timeout)
-	err := decide.Run(ctx, decide.Process{Stdin: os.Stdin, Stdout: os.Stdout, Lookup: os.LookupEnv, Log: log})
+	err := decide.Run(ctx, decide.Process{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Lookup: os.LookupEnv, Log: log})
 	cancel()
 	if err != nil {
 		log.Error(strings.ReplaceAll(err.Error(), "\n", "; "))

@@ -29,6 +29,16 @@ type Entry struct {
 // unless dry-run). A target whose autoscaling is disabled is held and st
 // is left untouched (see Disabled).
 func Step(cfg policy.Config, st *state.State, currentReplicas int, entries []Entry, now time.Time) policy.Decision {
+	d, tick, ok := decideTick(cfg, st, currentReplicas, entries, now)
+	if ok {
+		st.Record(tick)
+	}
+	return d
+}
+
+// decideTick is Step without the recording: the decision and the tick to
+// record (ok false: nothing to record, autoscaling is disabled).
+func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries []Entry, now time.Time) (policy.Decision, state.Tick, bool) {
 	// Times are kept without monotonic readings and in UTC so that a state
 	// that went through JSON gives the same results.
 	now = now.Round(0).UTC()
@@ -43,11 +53,10 @@ func Step(cfg policy.Config, st *state.State, currentReplicas int, entries []Ent
 	view, seen := fleet.Aggregate(in, st, cfg.Options, now)
 	if Disabled(cfg, currentReplicas) {
 		return policy.Decision{Fleet: view, Reasons: []string{fmt.Sprintf(
-			"autoscaling disabled: spec.replicas is 0 and minReplicas is %d (CPA does not scale such a target); holding, state untouched", cfg.MinReplicas)}}
+			"autoscaling disabled: spec.replicas is 0 and minReplicas is %d (CPA does not scale such a target); holding, state untouched", cfg.MinReplicas)}}, state.Tick{}, false
 	}
 	d := policy.Decide(view, st, cfg, currentReplicas, now)
-	st.Record(state.Tick{At: now, Observed: seen, Decided: d.Memory(cfg)})
-	return d
+	return d, state.Tick{At: now, Observed: seen, Decided: d.Memory(cfg)}, true
 }
 
 // Disabled reports whether CPA has autoscaling of the target switched off:

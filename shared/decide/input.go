@@ -16,6 +16,9 @@ type Input struct {
 	RunType         string
 	CurrentReplicas int
 	Entries         []Entry
+	// Target is the scale target's object as CPA passed it (for the
+	// Events on it and the namespace of its pods).
+	Target []byte
 }
 
 // ParseInput checks the whole CPA evaluate stdin. An error means the input
@@ -35,7 +38,7 @@ func ParseInput(b []byte) (*Input, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &Input{RunType: in.RunType, CurrentReplicas: replicas, Entries: make([]Entry, 0, len(in.Metrics))}
+	out := &Input{RunType: in.RunType, CurrentReplicas: replicas, Entries: make([]Entry, 0, len(in.Metrics)), Target: in.Resource}
 	var warnings []string
 	for i, m := range in.Metrics {
 		name := m.Resource

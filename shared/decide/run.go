@@ -10,8 +10,11 @@ import (
 
 	"github.com/inferscale/inferscale/shared/clock"
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decisionlog"
 	"github.com/inferscale/inferscale/shared/kube"
+	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/state"
 	"github.com/inferscale/inferscale/shared/state/store"
 )
 
@@ -22,9 +25,15 @@ const Timeout = 20 * time.Second
 type Process struct {
 	Stdin  io.Reader
 	Stdout io.Writer
+	// Stderr gets one decision-log line per tick (nil: none); CPA's
+	// logStderr forwards it to the pod log.
+	Stderr io.Writer
 	// Lookup reads the environment (os.LookupEnv).
 	Lookup settings.LookupFunc
 	Log    *slog.Logger
+
+	// api stands in for the in-cluster API (tests); nil: connect.
+	api *cluster
 }
 
 // Run is the whole evaluate process: read stdin, decide, persist unless
@@ -74,7 +83,8 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 	return in, cfg, now, nil
 }
 
-// tick decides under the state's transaction and saves the state unless
+// tick decides under the state's transaction, acts in the cluster (the
+// victims' marks, Events), records the tick and saves the state, unless
 // the run is a dry run or autoscaling is disabled; it returns the output.
 func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
 	st, err := OpenStore(cfg.Store, p.Lookup)
@@ -89,26 +99,64 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	if w := txn.Warning(); w != nil {
 		p.Log.Warn("state discarded", "err", w)
 	}
-	d := Step(cfg.Policy, txn.State(), in.CurrentReplicas, in.Entries, now)
+	s := txn.State()
+	marked := append([]string(nil), s.Marked...)
+	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
 	if w := txn.Warning(); w != nil {
-		d.Alerts = append(d.Alerts, "state was unusable and was reset: "+w.Error())
+		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
 	}
-	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(d.Target), CurrentReplicas: int32(d.Current),
+	mode, answer := cfg.Cluster.Mode, d.Target
+	if mode == decisionlog.Advisory {
+		// Decide and remember as usual, but leave the replicas alone.
+		answer, rec.Decided.Marked = d.Current, nil
+		rec.Decided.Advisory = &state.AdvisoryTick{At: rec.At, Current: d.Current, Target: d.Target}
+	}
+	if p.Stderr != nil {
+		if err := decisionlog.Write(p.Stderr, DecisionLine(d, now, mode, cfg.Policy.TTFTSLO)); err != nil {
+			p.Log.Warn("decision line not written", "err", err)
+		}
+	}
+	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(answer), CurrentReplicas: int32(d.Current),
 		Reasons: d.Reasons, Alerts: d.Alerts, Victims: d.Victims, Decision: d})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}
-	if in.RunType != cpa.RunTypeAPIDryRun && !Disabled(cfg.Policy, in.CurrentReplicas) {
-		if err := txn.Save(ctx, txn.State()); err != nil {
+	if in.RunType != cpa.RunTypeAPIDryRun && ok {
+		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		s.Record(rec)
+		if err := txn.Save(ctx, s); err != nil {
 			return nil, fmt.Errorf("saving state: %w", err)
 		}
 	}
 	if err := txn.Close(); err != nil {
 		return nil, err
 	}
-	p.Log.Info("decision", "runType", in.RunType, "current", d.Current, "target", d.Target, "signals", d.Signals,
+	p.Log.Info("decision", "runType", in.RunType, "mode", mode, "current", d.Current, "target", d.Target, "signals", d.Signals,
 		"ready", d.Fleet.Ready, "starting", d.Fleet.Starting, "missing", d.Fleet.Missing)
 	return out, nil
+}
+
+// act does the tick's cluster-side effects and notes in rec what the
+// state must remember of them: the pods marked, the recorder's memory.
+func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) {
+	var c cluster
+	if p.api != nil {
+		c = *p.api
+	} else {
+		c = connect(p.Lookup, cfg.Policy.DeletionCost && mode == decisionlog.Active, cfg.Cluster.Events, p.Log)
+	}
+	target, err := kube.ObjectRefFromTarget(in.Target)
+	if err != nil {
+		p.Log.Warn("no scale target reference for pod marks and Events", "err", err)
+		rec.Decided.Marked = nil
+		return
+	}
+	if mode == decisionlog.Active {
+		rec.Decided.Marked = c.mark(ctx, target.Namespace, marked, d.Victims)
+	}
+	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
+		rec.Decided.Events = ev
+	}
 }
 
 // OpenStore opens the store the settings name: the file, a ConfigMap

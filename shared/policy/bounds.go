@@ -5,7 +5,7 @@ package policy
 func bounds(d *Decision, c Config, rec, target int) int {
 	if target > c.MaxReplicas {
 		if rec > c.MaxReplicas {
-			d.alert("maxReplicas %d blocks a needed scale-up to %d", c.MaxReplicas, rec)
+			d.warn(WarnMaxReplicas, "maxReplicas %d blocks a needed scale-up to %d", c.MaxReplicas, rec)
 		}
 		d.because("clamped to maxReplicas %d", c.MaxReplicas)
 		target = c.MaxReplicas

@@ -7,7 +7,7 @@ package policy
 func combine(d *Decision, in Input, c Config) int {
 	maxProp := countSignals(d, c)
 	if in.Stuck > 0 {
-		d.alert("%d pod(s) not ready after %s: not counted as capacity", in.Stuck, c.StuckAfter)
+		d.warn(WarnStuckPods, "%d pod(s) not ready after %s: not counted as capacity", in.Stuck, c.StuckAfter)
 	}
 	p := project(in, c)
 	rec := recommend(d, in, c, maxProp, &p)
@@ -21,7 +21,7 @@ func combine(d *Decision, in Input, c Config) int {
 	// P99 above 2x baseline with nothing else wrong: alert, not scale (seed 000 rule C).
 	enough := in.LatencyRequests >= c.LatencyMinRequests
 	if d.Signals == 0 && c.P99Baseline > 0 && in.TTFTP99 != nil && enough && *in.TTFTP99 > 2*c.P99Baseline.Seconds() {
-		d.alert("TTFT p99 %.3gs exceeds 2x baseline %s with no other signal: investigate, not scaling for it", *in.TTFTP99, c.P99Baseline)
+		d.warn(WarnLatencyOutlier, "TTFT p99 %.3gs exceeds 2x baseline %s with no other signal: investigate, not scaling for it", *in.TTFTP99, c.P99Baseline)
 	}
 	d.Recommendation = rec
 	d.Need = rec

@@ -53,7 +53,7 @@ func latency(in Input, c Config) Rule {
 	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
 		r.Over, r.Proposal, r.Low = false, 0, true
 		r.Note += " with nothing waiting: not load-driven"
-		r.alerts = append(r.alerts, fmt.Sprintf("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", r.Note))
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", r.Note)})
 	}
 	return r
 }
@@ -70,7 +70,7 @@ func byWaiting(r Rule, waited, target float64, unread bool) Rule {
 	case r.Over && !caused:
 		r.Over, r.Proposal = false, 0
 		r.Note += fmt.Sprintf(" but waiting pushed only %.2g%% of requests past it: not load-driven", 100*waited)
-		r.alerts = append(r.alerts, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited))
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
 		r.Low = !unread
 	case !r.Over && !caused:
 		r.Low = r.Low || !unread

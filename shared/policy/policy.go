@@ -72,14 +72,17 @@ type Decision struct {
 	// Urgent is true when requests are already queueing or missing the SLO,
 	// another signal agrees and no pod is starting: the scale-up cooldown
 	// does not delay it.
-	Urgent          bool       `json:"urgent,omitempty"`
-	Signals         int        `json:"signals"`
-	Rules           []Rule     `json:"rules"`
-	ScheduleFloor   int        `json:"scheduleFloor,omitempty"`
-	PredictiveFloor int        `json:"predictiveFloor,omitempty"`
-	Reasons         []string   `json:"reasons"`
-	Alerts          []string   `json:"alerts,omitempty"`
-	Fleet           fleet.View `json:"fleet"`
+	Urgent          bool     `json:"urgent,omitempty"`
+	Signals         int      `json:"signals"`
+	Rules           []Rule   `json:"rules"`
+	ScheduleFloor   int      `json:"scheduleFloor,omitempty"`
+	PredictiveFloor int      `json:"predictiveFloor,omitempty"`
+	Reasons         []string `json:"reasons"`
+	Alerts          []string `json:"alerts,omitempty"`
+	// Warnings are the alerts with the reason a Kubernetes Warning Event
+	// carries (MaxReplicasReached, StuckPods, ...).
+	Warnings []Warning  `json:"warnings,omitempty"`
+	Fleet    fleet.View `json:"fleet"`
 	// Plan is policy v2's sizing and everything that explains it: the
 	// forecast (level, trend, upper bound, quantile, horizon), the service
 	// model and where it came from, the per-pod ceiling, the headroom.
@@ -106,7 +109,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	}
 	d.Rules = evaluate(in, cfg)
 	for _, r := range d.Rules {
-		d.Alerts = append(d.Alerts, r.alerts...)
+		for _, w := range r.alerts {
+			d.warn(w.Reason, "%s", w.Message)
+		}
 	}
 	rec := combine(&d, in, cfg)
 	target := stabilise(&d, st, cfg, current, rec, now)
@@ -150,9 +155,31 @@ func (d *Decision) because(format string, args ...any) {
 	d.Reasons = append(d.Reasons, fmt.Sprintf(format, args...))
 }
 
-func (d *Decision) alert(format string, args ...any) {
-	d.Alerts = append(d.Alerts, fmt.Sprintf(format, args...))
+// Warning is an alert with its reason.
+type Warning struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
+
+// Warning reasons (UpperCamelCase, as Kubernetes Event reasons are).
+const (
+	WarnMaxReplicas    = "MaxReplicasReached"
+	WarnStuckPods      = "StuckPods"
+	WarnLatencyOutlier = "LatencyOutlier"
+	WarnNotLoadDriven  = "SLOBreachedNotLoadDriven"
+	WarnStateReset     = "StateReset"
+)
+
+// warn records an alert: its sentence in Alerts and, with its reason, in
+// Warnings.
+func (d *Decision) warn(reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	d.Alerts = append(d.Alerts, msg)
+	d.Warnings = append(d.Warnings, Warning{Reason: reason, Message: msg})
+}
+
+// Warn adds an alert raised outside the policy (the decide stage's).
+func (d *Decision) Warn(reason, message string) { d.warn(reason, "%s", message) }
 
 func f64(v float64) *float64 { return &v }
 

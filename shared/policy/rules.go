@@ -26,7 +26,7 @@ type Rule struct {
 	Note string `json:"note,omitempty"`
 
 	// alerts are what the rule saw that needs a person, not a scale.
-	alerts []string
+	alerts []Warning
 }
 
 // A rule is one signal: its evaluator reads the fleet and the config and

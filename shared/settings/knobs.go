@@ -24,8 +24,15 @@ type Files struct {
 
 // Evaluate is everything the evaluate stage reads.
 type Evaluate struct {
-	Policy policy.Config
-	Store  Store
+	Policy  policy.Config
+	Store   Store
+	Cluster Cluster
+}
+
+// Cluster says what evaluate does in the cluster besides answering CPA.
+type Cluster struct {
+	Mode   string `setting:"mode" default:"active" enum:"active,advisory" doc:"active: CPA gets the target; advisory: evaluate decides, logs and remembers as usual but returns the current replica count (run it beside an HPA or KEDA to see what it would do)"`
+	Events bool   `setting:"events" default:"true" doc:"record Kubernetes Events on the scale target when the target changes and on alerts (needs create, patch and get on events); an API failure never fails the tick"`
 }
 
 // Store says where evaluate keeps its state between ticks.

@@ -109,6 +109,9 @@ func (s *State) check() error {
 			return errors.New("state has a negative recommendation")
 		}
 	}
+	if len(s.Events) > MaxEventsBytes || len(s.Advisory) > MaxAdvisory {
+		return errors.New("state event memory or advisory history is longer than this build keeps")
+	}
 	if len(s.Marked) > MaxPods || !sort.StringsAreSorted(s.Marked) {
 		return errors.New("state marked pods are too many or not sorted")
 	}

@@ -57,6 +57,11 @@ type Decided struct {
 	Service *Service
 	// Marked are the pods marked for deletion this tick (empty: none).
 	Marked []string
+	// Events is the event recorder's memory after this tick (nil:
+	// unchanged; one above MaxEventsBytes is not kept).
+	Events json.RawMessage
+	// Advisory is this tick's advisory decision (nil: active mode).
+	Advisory *AdvisoryTick
 }
 
 // Record stores one tick in s. It is the only function that changes a
@@ -109,6 +114,18 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 	}
 	s.LastTick = &at
 	s.notePeak(at, d.Need)
+	if d.Events != nil {
+		s.Events = nil
+		if len(d.Events) <= MaxEventsBytes && json.Valid(d.Events) {
+			s.Events = append(json.RawMessage(nil), d.Events...)
+		}
+	}
+	if d.Advisory != nil {
+		s.Advisory = append(s.Advisory, *d.Advisory)
+		if n := len(s.Advisory) - MaxAdvisory; n > 0 {
+			s.Advisory = append(s.Advisory[:0], s.Advisory[n:]...)
+		}
+	}
 	s.Marked = nil
 	if len(d.Marked) > 0 {
 		s.Marked = append([]string(nil), d.Marked[:min(len(d.Marked), MaxPods)]...)

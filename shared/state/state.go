@@ -11,6 +11,7 @@
 package state
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -40,6 +41,10 @@ const (
 	// MaxHistogramBuckets is the most buckets a kept histogram has; a
 	// larger one is not kept (the pod's latency is then unread).
 	MaxHistogramBuckets = 128
+	// MaxEventsBytes bounds the event recorder's memory; MaxAdvisory the
+	// advisory history (three hours at CPA's 15 s interval).
+	MaxEventsBytes = 32 << 10
+	MaxAdvisory    = 720
 	// PodForgetAfter drops a pod's counters when it has not been seen for this long.
 	PodForgetAfter = 30 * time.Minute
 )
@@ -86,6 +91,20 @@ type State struct {
 	// the last scale-down asked for), sorted: a later tick clears the marks
 	// of those still there.
 	Marked []string `json:"marked,omitempty"`
+	// Events is the Kubernetes event recorder's memory (what it deduplicates
+	// and rate-limits against), kept opaque here; at most MaxEventsBytes.
+	Events json.RawMessage `json:"events,omitempty"`
+	// Advisory is the decision history of advisory mode, oldest first, at
+	// most MaxAdvisory ticks: what inferscale would have asked for.
+	Advisory []AdvisoryTick `json:"advisory,omitempty"`
+}
+
+// AdvisoryTick is one advisory decision: the replicas there were and the
+// target inferscale would have returned.
+type AdvisoryTick struct {
+	At      time.Time `json:"at"`
+	Current int       `json:"current"`
+	Target  int       `json:"target"`
 }
 
 // Recommendation is one tick's recommendation before stabilisation.

@@ -84,6 +84,10 @@ func DefaultOptions(h time.Duration) Options {
 		MaxScores: 240, MinScores: 20, WarmupFactor: 2, Epsilon: 0.05, MaxGrowth: 2, Settle: 3 * time.Minute}
 }
 
+// MaxPending bounds the forecasts waiting for their horizon (two hours of
+// 15 s ticks).
+const MaxPending = 480
+
 // Forecast is one tick's answer.
 type Forecast struct {
 	Level float64 `json:"level"`
@@ -166,7 +170,7 @@ func resolve(st *State, y float64, now time.Time, o Options) {
 	}
 	// A horizon's worth of ticks at most (a clock jump forward resolves
 	// the rest on the next tick).
-	if over := len(st.Pending) - 4*o.MaxScores; over > 0 {
+	if over := len(st.Pending) - MaxPending; over > 0 {
 		st.Pending = append(st.Pending[:0], st.Pending[over:]...)
 	}
 }

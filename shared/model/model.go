@@ -40,11 +40,13 @@ type Params struct {
 }
 
 // DefaultPrior is Llama-3.1-8B (BF16) served by vLLM on one H100-80GB:
-// the simulator's calibrated engine (sim/engine.Llama31_8B_H100, fitted to
-// the published InferenceBench decode sweep). It is only where the fit
-// starts: a pod of another speed moves it within a few minutes of traffic.
+// the simulator's calibrated engine (sim/engine.Llama31_8B_H100: decode
+// fitted to the InferenceBench sweep, prefill to the BLIS step model plus
+// FlashAttention-3's attention cost, β here for a 1,155-token prompt), as
+// `bin/simulate profile` prints it. It is only where the fit starts: a pod
+// of another speed moves it within a few minutes of traffic.
 func DefaultPrior() Params {
-	return Params{Alpha: 0.006, Beta: 0.000032, GammaSeq: 0.00029, GammaKV: 0.0156}
+	return Params{Alpha: 0.006, Beta: 0.0000154089, GammaSeq: 0.00029, GammaKV: 0.0156}
 }
 
 func (p Params) vec() []float64 { return []float64{p.Alpha, p.Beta, p.GammaSeq, p.GammaKV} }

@@ -56,6 +56,9 @@ type Options struct {
 	Miss float64
 	// MaxPods bounds the staffing.
 	MaxPods int
+	// MinHeadroom is the least β the plan keeps (DefaultMinHeadroom when 0
+	// is not meant: the policy passes its knob).
+	MinHeadroom float64
 }
 
 // Fixed parts of the plan: documented, not knobs (they are what the
@@ -77,8 +80,11 @@ const (
 	// where about one request in five would wait in an M/M/n queue. Below
 	// it a burst the forecast has not seen (a first flash crowd) finds no
 	// room at all; above it the workload's own misses decide.
-	InitialHeadroom = 1.0
-	MinHeadroom     = 1.0
+	InitialHeadroom    = 1.0
+	DefaultMinHeadroom = 0.0
+	// PoissonZ is the one-sided margin of the Poisson headroom
+	// (leastHeadroom): three standard deviations.
+	PoissonZ = 3.0
 	// MaxHeadroom bounds β (long-prompt traffic, where prefills collide
 	// long before the GPU is busy, learns large values).
 	MaxHeadroom = 12.0
@@ -158,11 +164,13 @@ func (o Options) Horizon(startup float64) float64 {
 // Assess folds the tick into prev and sizes the fleet.
 func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessment, state.Service) {
 	next := prev.Clone()
-	if next.Ticks == 0 && next.Beta == 0 {
-		next.Beta = max(InitialHeadroom, MinHeadroom)
-	}
 	learn(&next, v.Service, o)
 	params := next.Fit.Params(o.Prior)
+	least := o.leastHeadroom(params, next.Mix)
+	if next.Ticks == 0 && next.Beta == 0 {
+		next.Beta = max(InitialHeadroom, least)
+	}
+	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, ParamsSource: "prior", Samples: next.Fit.StepSamples(), Mix: next.Mix,
 		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta}
 	if a.Samples > 0 {
@@ -179,7 +187,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
 	if a.QueueingMiss = queueingMiss(&next, v.Service, params, o); a.QueueingMiss != nil {
-		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, a.Headroom)
+		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, a.Headroom, least)
 		a.Beta = next.Beta
 	}
 
@@ -202,6 +210,21 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	return a, next
 }
 
+// leastHeadroom is the least β the plan keeps: the knob, and the Poisson
+// margin of the arrivals. Over the time τ = the TTFT objective in which a
+// pod's batch must absorb them, n requests of work w arrive with a
+// standard deviation of √n; in pods at the ceiling c that is
+// √(R·w/(c·τ)), i.e. β = PoissonZ·√(w/(c·τ)) per √R. Heavier requests
+// (long prompts) fluctuate more in work and get more headroom.
+func (o Options) leastHeadroom(p model.Params, m model.Mix) float64 {
+	least := o.MinHeadroom
+	c := p.Ceiling(m, o.Limits).Utilisation
+	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
+		least = math.Max(least, PoissonZ*math.Sqrt(w/(c*o.TTFTSLO)))
+	}
+	return math.Min(least, MaxHeadroom)
+}
+
 // Staff is square-root staffing: ⌈r + β√r⌉ pods for r pods of offered
 // load (at least ⌈r⌉, at most maxPods).
 func Staff(r, beta float64, maxPods int) int {
@@ -222,14 +245,14 @@ func Staff(r, beta float64, maxPods int) int {
 // than about β of headroom then (now, up to LearnBand more): a fleet far
 // above its plan (a reactive scale-up, a hold) missing nothing says
 // nothing about whether the plan's headroom is enough.
-func learnHeadroom(beta, miss, target, requests, now float64) float64 {
+func learnHeadroom(beta, miss, target, requests, now, least float64) float64 {
 	w := requests / (requests + HalfWeightRequests)
 	step := Gain * w * (math.Min(miss, MaxMissFactor*target) - target)
 	if step < 0 && now > beta+LearnBand {
 		return beta
 	}
 	beta += step
-	return math.Min(math.Max(beta, MinHeadroom), MaxHeadroom)
+	return math.Min(math.Max(beta, least), MaxHeadroom)
 }
 
 // hold drops the needs older than the hold and returns the largest of
@@ -262,7 +285,16 @@ func Remember(next *state.Service, now time.Time, pods int) {
 func learn(next *state.Service, svc fleet.Service, o Options) {
 	for _, ps := range svc.Pods {
 		if ps.ITLCount >= 20 {
-			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: ps.Running, KV: ps.KV})
+			// The batch the tick's steps carried is what Little's law says
+			// (output tokens/s × seconds per token), not the mean of two
+			// gauge readings: the batch turns over several times in a tick,
+			// and a noisy regressor flattens the fitted slope. The KV usage
+			// is scaled alike.
+			run, kv := ps.OutputRate*ps.ITL, ps.KV
+			if ps.Running > 0 {
+				kv = ps.KV * run / ps.Running
+			}
+			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
 		}
 		if ps.Prefills >= 3 && ps.Prompts.Count > 0 {
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,

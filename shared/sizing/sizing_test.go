@@ -14,7 +14,7 @@ var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 func options() Options {
 	return Options{Prior: model.DefaultPrior(), TTFTSLO: 2, Attainment: 0.99, Interval: 15, MetricLag: 15,
-		DefaultStartup: 90, HoldMin: 300, Miss: 0.05, MaxPods: 1000,
+		DefaultStartup: 90, HoldMin: 300, Miss: 0.05, MaxPods: 1000, MinHeadroom: DefaultMinHeadroom,
 		Limits: model.Limits{ChunkTokens: 8192, MaxNumSeqs: 256, BatchTarget: 1, KVTarget: KVCeiling, MaxUtilisation: MaxUtilisation}}
 }
 
@@ -34,7 +34,7 @@ func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
 	}
 	prev := 0
 	for r := 0.01; r < 80; r *= 1.07 {
-		for _, beta := range []float64{MinHeadroom, 2, 6} {
+		for _, beta := range []float64{DefaultMinHeadroom, 2, 6} {
 			n := Staff(r, beta, 1000)
 			if float64(n) < r || float64(n) < r+beta*math.Sqrt(r)-1e-9 {
 				t.Fatalf("Staff(%.3g, %g) = %d, below the load plus its headroom", r, beta, n)
@@ -56,24 +56,24 @@ func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
 
 func TestHeadroomRisesOnMissesAndFallsOnlyNearThePlan(t *testing.T) {
 	target := 0.007
-	b := learnHeadroom(2, 0.5, target, 1000, 2)
+	b := learnHeadroom(2, 0.5, target, 1000, 2, DefaultMinHeadroom)
 	if b <= 2 || b > 2+Gain*MaxMissFactor*target+1e-9 {
 		t.Errorf("a tick losing half its requests to waiting moved β 2 -> %.3f; want up, by at most %g", b, Gain*MaxMissFactor*target)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, 3.5); b >= 3 {
+	if b := learnHeadroom(3, 0, target, 1000, 3.5, DefaultMinHeadroom); b >= 3 {
 		t.Errorf("no misses at the plan's headroom kept β at %.3f; want it lower", b)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, 9); b != 3 {
+	if b := learnHeadroom(3, 0, target, 1000, 9, DefaultMinHeadroom); b != 3 {
 		t.Errorf("no misses with far more headroom than planned moved β 3 -> %.3f; that says nothing", b)
 	}
-	if b := learnHeadroom(MinHeadroom, 0, target, 1e6, MinHeadroom); b != MinHeadroom {
+	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, DefaultMinHeadroom, DefaultMinHeadroom); b != DefaultMinHeadroom {
 		t.Errorf("β fell below MinHeadroom: %.3f", b)
 	}
-	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, 0); b != MaxHeadroom {
+	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, 0, DefaultMinHeadroom); b != MaxHeadroom {
 		t.Errorf("β rose above MaxHeadroom: %.3f", b)
 	}
 	// A tick with few requests counts for little.
-	if few, many := learnHeadroom(2, 0.1, target, 5, 2), learnHeadroom(2, 0.1, target, 5000, 2); few-2 >= (many-2)/5 {
+	if few, many := learnHeadroom(2, 0.1, target, 5, 2, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, 2, DefaultMinHeadroom); few-2 >= (many-2)/5 {
 		t.Errorf("5 requests moved β by %.4f, 5000 by %.4f", few-2, many-2)
 	}
 }

@@ -49,11 +49,13 @@ func (s Service) Clone() Service {
 	return c
 }
 
-// Bounds of the service memory (a state holding more is refused).
+// Bounds of the service memory (a state holding more is refused). At
+// these limits it encodes to well under the 128 KiB the state keeps for
+// everything but the pods (TestServiceAtItsLimitsFitsTheBudget).
 const (
-	MaxForecastScores  = 2048
-	MaxForecastPending = 1024
-	MaxServiceNeeds    = 1024
+	MaxForecastScores  = 512
+	MaxForecastPending = 512
+	MaxServiceNeeds    = 256
 	MaxLengthBuckets   = MaxHistogramBuckets
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/internal/statetest"
+	"github.com/inferscale/inferscale/shared/forecast"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -253,3 +254,37 @@ func TestStateStaysFarBelowTheConfigMapLimit(t *testing.T) {
 }
 
 func signalF(f float64) *float64 { return &f }
+
+// TestServiceAtItsLimitsFitsTheBudget: a service memory filled to every
+// limit Check allows still leaves the pods their budget (the state's
+// non-pod part must stay under 128 KiB).
+func TestServiceAtItsLimitsFitsTheBudget(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var s state.Service
+	for i := 0; i < state.MaxForecastScores; i++ {
+		s.Forecast.Scores = append(s.Forecast.Scores, 0.123456789012345)
+	}
+	for i := 0; i < state.MaxForecastPending; i++ {
+		s.Forecast.Pending = append(s.Forecast.Pending, forecast.Pending{At: at, Due: at, Forecast: 12.3456789012, Upper: 23.456789012, Peak: 34.56789012})
+	}
+	for i := 0; i < state.MaxServiceNeeds; i++ {
+		s.Needs = append(s.Needs, state.Need{At: at, Pods: 1000})
+	}
+	for i := 0; i < state.MaxLengthBuckets; i++ {
+		s.Prompts.LE = append(s.Prompts.LE, 123456.789)
+		s.Prompts.C = append(s.Prompts.C, 98765.4321)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	st := state.New()
+	st.Service = &s
+	b, err := state.Encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 128<<10 {
+		t.Errorf("a service memory at its limits encodes to %d bytes, more than the 128 KiB budget", len(b))
+	}
+	t.Logf("service memory at its limits: %d bytes", len(b))
+}

@@ -116,7 +116,7 @@ func runTicks(t *testing.T, extra map[string]string, api *cluster, ticks int, di
 func TestScaleDownMarksTheIdlestPodsAndRecordsAnEvent(t *testing.T) {
 	dir := t.TempDir()
 	f := &fakeCluster{patches: map[string]*string{}}
-	outs, stderr := runTicks(t, nil, &cluster{pods: f, events: f, log: quietLog()}, 30, dir)
+	outs, stderr := runTicks(t, nil, &cluster{pods: f, events: f, log: quietLog()}, 45, dir)
 	var down *cpa.EvaluateOutput
 	for i := range outs {
 		if outs[i].TargetReplicas < 4 {
@@ -160,7 +160,7 @@ func TestScaleDownMarksTheIdlestPodsAndRecordsAnEvent(t *testing.T) {
 func TestAdvisoryModeDecidesButLeavesTheReplicasAlone(t *testing.T) {
 	dir := t.TempDir()
 	f := &fakeCluster{patches: map[string]*string{}}
-	outs, stderr := runTicks(t, map[string]string{"mode": "advisory"}, &cluster{pods: f, events: f, log: quietLog()}, 30, dir)
+	outs, stderr := runTicks(t, map[string]string{"mode": "advisory"}, &cluster{pods: f, events: f, log: quietLog()}, 45, dir)
 	would := false
 	for _, o := range outs {
 		if o.TargetReplicas != 4 {
@@ -197,15 +197,15 @@ func TestAdvisoryModeDecidesButLeavesTheReplicasAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txn.Close()
-	if h := txn.State().Advisory; len(h) != 30 || h[len(h)-1].Current != 4 {
-		t.Errorf("advisory history %d ticks, want 30 with current 4", len(h))
+	if h := txn.State().Advisory; len(h) != 45 || h[len(h)-1].Current != 4 {
+		t.Errorf("advisory history %d ticks, want 45 with current 4", len(h))
 	}
 }
 
 func TestAClusterThatFailsNeverFailsTheTick(t *testing.T) {
 	dir := t.TempDir()
 	f := &fakeCluster{patches: map[string]*string{}, fail: true}
-	outs, _ := runTicks(t, nil, &cluster{pods: f, events: f, log: quietLog()}, 30, dir)
+	outs, _ := runTicks(t, nil, &cluster{pods: f, events: f, log: quietLog()}, 45, dir)
 	if last := outs[len(outs)-1]; last.TargetReplicas >= 4 {
 		t.Fatalf("with the API failing, the decision itself changed: %+v", last)
 	}

@@ -79,8 +79,9 @@ type Config struct {
 	SLOAttainment       float64       `setting:"sloAttainment" default:"0.99" min:"0.5" max:"0.9999" doc:"the share of feasible requests whose TTFT must meet ttftSLO; the sizing plans for half the miss budget"`
 	MetricLag           time.Duration `setting:"metricLag" default:"15s" min:"0" max:"10m" doc:"how old the metrics are when evaluate reads them; part of the horizon H = startup p90 + tickInterval + metricLag"`
 	TickInterval        time.Duration `setting:"tickInterval" default:"15s" min:"1s" max:"10m" doc:"CPA's interval between ticks (its interval key, in ms there); part of the horizon"`
-	ScaleDownHold       time.Duration `setting:"scaleDownHold" default:"5m" min:"0" max:"1h" doc:"a v2 scale-down goes no lower than the largest need of the last max(H, scaleDownHold), so a burst that just ended does not flap"`
-	ForecastMiss        float64       `setting:"forecastMiss" default:"0.05" min:"0.001" max:"0.5" doc:"the share of horizons whose demand may exceed the forecast's reported upper bound (adaptive conformal inference holds it there)"`
+	ScaleDownHold       time.Duration `setting:"scaleDownHold" default:"10m" min:"0" max:"1h" doc:"a v2 scale-down goes no lower than the largest need of the last max(H, scaleDownHold), so a burst that just ended does not flap"`
+	MinHeadroom         float64       `setting:"minHeadroom" default:"0" min:"0" max:"12" doc:"the least square-root-staffing headroom β the plan keeps (pods = R + β√R for R pods of forecast load) besides the arrivals' Poisson margin; the workload's own misses raise it"`
+	ForecastMiss        float64       `setting:"forecastMiss" default:"0.3" min:"0.001" max:"0.5" doc:"the share of horizons whose demand may exceed the forecast's reported upper bound (adaptive conformal inference holds it there)"`
 	MaxNumBatchedTokens float64       `setting:"maxNumBatchedTokens" default:"8192" min:"1" max:"1e7" doc:"the server's prefill budget per step (vLLM --max-num-batched-tokens)"`
 	Profile             *model.Params `setting:"profile" doc:"the service model's prior as alpha=,beta=,gammaSeq=,gammaKv= (seconds per step, per prompt token, per running sequence, per full KV cache), from a load test or bin/simulate profile (default: Llama-3.1-8B on one H100)"`
 	DeletionCost        bool          `setting:"deletionCost" default:"true" doc:"before a scale-down, mark the pods to remove (the idlest) with controller.kubernetes.io/pod-deletion-cost so the ReplicaSet deletes those (needs patch on pods)"`
@@ -101,7 +102,7 @@ func (c Config) Sizing() sizing.Options {
 		TTFTSLO: c.TTFTSLO.Seconds(), Attainment: c.SLOAttainment,
 		Interval: c.TickInterval.Seconds(), MetricLag: c.MetricLag.Seconds(), DefaultStartup: c.DefaultStartup.Seconds(),
 		HoldMin: c.ScaleDownHold.Seconds(),
-		Miss:    c.ForecastMiss,
+		Miss:    c.ForecastMiss, MinHeadroom: c.MinHeadroom,
 		MaxPods: max(c.MaxReplicas*4, 1),
 	}
 }

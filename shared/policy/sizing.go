@@ -99,7 +99,7 @@ func downBlocked(in Input, floor int) string {
 	case in.Plan == nil || !in.Plan.Valid:
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
-		return "no scale-down: the plan has seen less than one horizon of demand"
+		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
 	}
 	return ""
 }

@@ -89,6 +89,11 @@ func NewFast(name string, cfg policy.Config, cpa CPA) *Fast {
 // backend of the binary does (slower; for identity checks).
 func (f *Fast) RoundTripState(on bool) { f.trips = on }
 
+// State is the policy's live memory (what evaluate would persist), for
+// tests and reports to read; it changes on every Recommend and must not be
+// modified.
+func (f *Fast) State() *state.State { return f.st }
+
 // Name implements scaler.Autoscaler.
 func (f *Fast) Name() string { return f.name }
 

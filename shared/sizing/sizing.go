@@ -93,7 +93,6 @@ const (
 	Gain               = 4.0
 	HalfWeightRequests = 50.0
 	MaxMissFactor      = 10.0
-	LearnBand          = 1.0
 	// mixHalfLife (seconds) is how fast the request mix and the prompt
 	// lengths fade.
 	mixHalfLife = 1800
@@ -187,7 +186,10 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
 	if a.QueueingMiss = queueingMiss(&next, v.Service, params, o); a.QueueingMiss != nil {
-		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, a.Headroom, least)
+		// Only a fleet near what β asks for at this demand (one pod of
+		// slack for rounding) says whether β is enough.
+		near := v.Ready <= Staff(a.Demand/ceiling, next.Beta, o.MaxPods)+1
+		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, near, least)
 		a.Beta = next.Beta
 	}
 
@@ -241,14 +243,13 @@ func Staff(r, beta float64, maxPods int) int {
 // when less, in proportion, weighted by how many requests the tick had. A
 // tick counts for at most MaxMissFactor times the target: one overload
 // (a first burst, pods still starting) must not buy headroom for hours.
-// A tick without excess misses lowers β only if the fleet had no more
-// than about β of headroom then (now, up to LearnBand more): a fleet far
-// above its plan (a reactive scale-up, a hold) missing nothing says
-// nothing about whether the plan's headroom is enough.
-func learnHeadroom(beta, miss, target, requests, now, least float64) float64 {
+// A tick without excess misses lowers β only if the fleet was near what β
+// asks for (near): a fleet far above its plan (a reactive scale-up, a
+// hold) missing nothing says nothing about whether β is enough.
+func learnHeadroom(beta, miss, target, requests float64, near bool, least float64) float64 {
 	w := requests / (requests + HalfWeightRequests)
 	step := Gain * w * (math.Min(miss, MaxMissFactor*target) - target)
-	if step < 0 && now > beta+LearnBand {
+	if step < 0 && !near {
 		return beta
 	}
 	beta += step

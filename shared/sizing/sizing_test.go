@@ -56,24 +56,24 @@ func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
 
 func TestHeadroomRisesOnMissesAndFallsOnlyNearThePlan(t *testing.T) {
 	target := 0.007
-	b := learnHeadroom(2, 0.5, target, 1000, 2, DefaultMinHeadroom)
+	b := learnHeadroom(2, 0.5, target, 1000, true, DefaultMinHeadroom)
 	if b <= 2 || b > 2+Gain*MaxMissFactor*target+1e-9 {
 		t.Errorf("a tick losing half its requests to waiting moved β 2 -> %.3f; want up, by at most %g", b, Gain*MaxMissFactor*target)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, 3.5, DefaultMinHeadroom); b >= 3 {
+	if b := learnHeadroom(3, 0, target, 1000, true, DefaultMinHeadroom); b >= 3 {
 		t.Errorf("no misses at the plan's headroom kept β at %.3f; want it lower", b)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, 9, DefaultMinHeadroom); b != 3 {
+	if b := learnHeadroom(3, 0, target, 1000, false, DefaultMinHeadroom); b != 3 {
 		t.Errorf("no misses with far more headroom than planned moved β 3 -> %.3f; that says nothing", b)
 	}
-	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, DefaultMinHeadroom, DefaultMinHeadroom); b != DefaultMinHeadroom {
+	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, DefaultMinHeadroom); b != DefaultMinHeadroom {
 		t.Errorf("β fell below MinHeadroom: %.3f", b)
 	}
-	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, 0, DefaultMinHeadroom); b != MaxHeadroom {
+	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, DefaultMinHeadroom); b != MaxHeadroom {
 		t.Errorf("β rose above MaxHeadroom: %.3f", b)
 	}
 	// A tick with few requests counts for little.
-	if few, many := learnHeadroom(2, 0.1, target, 5, 2, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, 2, DefaultMinHeadroom); few-2 >= (many-2)/5 {
+	if few, many := learnHeadroom(2, 0.1, target, 5, true, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, DefaultMinHeadroom); few-2 >= (many-2)/5 {
 		t.Errorf("5 requests moved β by %.4f, 5000 by %.4f", few-2, many-2)
 	}
 }

@@ -175,7 +175,10 @@ func TestServiceFitRecoversEngineCoefficients(t *testing.T) {
 			if e := rel(work, truth.Work); math.Abs(e) > 0.10 {
 				t.Errorf("work per request %.4g s, engine %.4g (%+.1f%%, want within 10%%)", work, truth.Work, 100*e)
 			}
-			if math.Abs(work-truth.Work) >= math.Abs(prior.Work(svc.Mix)-truth.Work) {
+			// Where the prior is off (another GPU speed), the fit must have
+			// moved toward the engine; at speed 1 the prior is the engine's
+			// own calibration, and the within-10 % check above is the test.
+			if priorErr := math.Abs(rel(prior.Work(svc.Mix), truth.Work)); priorErr > 0.10 && math.Abs(work-truth.Work) >= math.Abs(prior.Work(svc.Mix)-truth.Work) {
 				t.Errorf("the fit (%.4g s per request) is no closer to the engine (%.4g) than the prior (%.4g)", work, truth.Work, prior.Work(svc.Mix))
 			}
 		})

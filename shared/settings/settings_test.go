@@ -146,10 +146,10 @@ func TestPolicyExamplesLoad(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		cfg := e.Policy
-		if name == "seed000.yaml" && (cfg.QueueTarget != 5 || cfg.MinReplicas != 2 || cfg.P99Baseline != 500*time.Millisecond) {
+		if name == "seed000.yaml" && (cfg.QueueTarget != 5 || cfg.MinReplicas != 2 || cfg.P99Baseline != 500*time.Millisecond || cfg.ServiceModel) {
 			t.Errorf("%s not applied: %+v", name, cfg)
 		}
-		if name == "vllm-h100-slo2s.yaml" && (cfg.PodCapacityRPS != 9 || len(cfg.ScheduleFloors) != 1) {
+		if name == "vllm-h100-slo2s.yaml" && (cfg.Profile == nil || cfg.Profile.Beta != 1.54089e-05 || cfg.ScaleDownHold != 10*time.Minute || len(cfg.ScheduleFloors) != 1) {
 			t.Errorf("%s not applied: %+v", name, cfg)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-X
+// metricScrapeTimeout is metric's default scrapeTimeout (docs/configuration.md).
 const metricScrapeTimeout = 2 * time.Second
 
 func TestCPAConfigsAreSafeToRun(t *testing.T) {

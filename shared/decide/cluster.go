@@ -36,8 +36,14 @@ type cluster struct {
 	log    *slog.Logger
 }
 
-// effectTimeout bounds each API call, so the tick stays within CPA's.
-const effectTimeout = 3 * time.Second
+// effectTimeout bounds each API call and effectsTimeout all of a tick's,
+// so the tick stays well within CPA's evaluate timeout (10 s in
+// config/config.yaml): a hanging API server costs marks and Events, never
+// the tick or its state.
+const (
+	effectTimeout  = 2 * time.Second
+	effectsTimeout = 4 * time.Second
+)
 
 // mark gives the victims the victim cost and clears the marks of the
 // previous victims that are not victims again. It returns the pods it
@@ -133,11 +139,12 @@ func events(d policy.Decision, mode string) []kube.Event {
 	return out
 }
 
-// connect is the in-cluster API for the effects the settings ask for; off
-// the cluster (no service account), none.
-func connect(lookup func(string) (string, bool), deletionCost, withEvents bool, log *slog.Logger) cluster {
+// connect is the in-cluster API for the effects the settings ask for
+// (marking pods also to clear marks a previous tick left); off the cluster
+// (no service account), none.
+func connect(lookup func(string) (string, bool), markPods, withEvents bool, log *slog.Logger) cluster {
 	c := cluster{log: log}
-	if !deletionCost && !withEvents {
+	if !markPods && !withEvents {
 		return c
 	}
 	getenv := func(k string) string { v, _ := lookup(k); return v }
@@ -149,7 +156,7 @@ func connect(lookup func(string) (string, bool), deletionCost, withEvents bool, 
 		log.Warn("no Kubernetes API for pod marks and Events", "err", err)
 		return c
 	}
-	if deletionCost {
+	if markPods {
 		c.pods = api
 	}
 	if withEvents {

@@ -226,3 +226,31 @@ func TestDryRunTouchesNothingInTheCluster(t *testing.T) {
 		t.Errorf("dry run acted: patches %v events %v", f.patches, f.events)
 	}
 }
+
+// TestMarksAreClearedWhenMarkingStops: a switch to advisory mode (or
+// deletionCost off) removes the marks the last scale-down left, so no pod
+// keeps a stale -1000.
+func TestMarksAreClearedWhenMarkingStops(t *testing.T) {
+	dir := t.TempDir()
+	f := &fakeCluster{patches: map[string]*string{}}
+	api := &cluster{pods: f, events: f, log: quietLog()}
+	outs, _ := runTicks(t, nil, api, 45, dir)
+	victims := outs[len(outs)-1].Victims
+	if len(victims) == 0 {
+		t.Fatal("no victims marked on an idle fleet")
+	}
+	// One more tick, 15 s later, in advisory mode.
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(45 * 15 * time.Second)
+	m := map[string]string{"stateFile": filepath.Join(dir, "state.json"), "configPath": filepath.Join(dir, "none.yaml"),
+		"INFERSCALE_NOW": now.Format(time.RFC3339), "mode": "advisory"}
+	var out bytes.Buffer
+	if err := Run(context.Background(), Process{Stdin: bytes.NewReader(idleInput(t, 4, 4, now, 45)), Stdout: &out,
+		Lookup: env(m), Log: quietLog(), api: api}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range victims {
+		if c, ok := f.patches[v]; !ok || c != nil {
+			t.Errorf("pod %s still marked (%v) after the switch to advisory mode", v, c)
+		}
+	}
+}

@@ -138,12 +138,17 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 
 // act does the tick's cluster-side effects and notes in rec what the
 // state must remember of them: the pods marked, the recorder's memory.
+// Victims are marked only in active mode with deletionCost on; otherwise
+// the marks a previous tick left are cleared.
 func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) {
+	ctx, cancel := context.WithTimeout(ctx, effectsTimeout)
+	defer cancel()
+	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
 	var c cluster
 	if p.api != nil {
 		c = *p.api
 	} else {
-		c = connect(p.Lookup, cfg.Policy.DeletionCost && mode == decisionlog.Active, cfg.Cluster.Events, p.Log)
+		c = connect(p.Lookup, marking || len(marked) > 0, cfg.Cluster.Events, p.Log)
 	}
 	target, err := kube.ObjectRefFromTarget(in.Target)
 	if err != nil {
@@ -151,9 +156,11 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 		rec.Decided.Marked = nil
 		return
 	}
-	if mode == decisionlog.Active {
-		rec.Decided.Marked = c.mark(ctx, target.Namespace, marked, d.Victims)
+	victims := d.Victims
+	if !marking {
+		victims = nil
 	}
+	rec.Decided.Marked = c.mark(ctx, target.Namespace, marked, victims)
 	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
 		rec.Decided.Events = ev
 	}

@@ -21,13 +21,11 @@ const (
 	EventWarning = "Warning"
 )
 
-// Reasons inferscale records on its scale target.
+// Reasons of the scale events (as the HPA records them); the Warning
+// reasons are the policy's (policy.Warn*).
 const (
-	ReasonScaledUp              = "ScaledUp"
-	ReasonScaledDown            = "ScaledDown"
-	ReasonMaxReplicasReached    = "MaxReplicasReached"
-	ReasonStuckPods             = "StuckPods"
-	ReasonSLOBreachedNoCapacity = "SLOBreachedNoCapacity"
+	ReasonScaledUp   = "ScaledUp"
+	ReasonScaledDown = "ScaledDown"
 )
 
 // The event recorder's defaults, client-go's (tools/record/events_cache.go).

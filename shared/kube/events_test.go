@@ -97,7 +97,7 @@ func TestRecordCreatesTheEventThenPatchesItsRepeats(t *testing.T) {
 // dedupes, through AlreadyExists, GET and PATCH.
 func TestRecordWithoutMemoryDedupesThroughTheAPI(t *testing.T) {
 	api, rec := fakeRecorder(t)
-	ev := Event{Type: EventWarning, Reason: ReasonMaxReplicasReached, Message: "maxReplicas 8 blocks a needed scale-up to 11"}
+	ev := Event{Type: EventWarning, Reason: "MaxReplicasReached", Message: "maxReplicas 8 blocks a needed scale-up to 11"}
 	for i := 1; i <= 3; i++ {
 		res, err := rec.Record(context.Background(), deploy, ev, t0.Add(time.Duration(i)*time.Minute), nil)
 		if err != nil {
@@ -171,7 +171,7 @@ func TestSpamFilterBoundsEventsPerObjectAndReason(t *testing.T) {
 		t.Errorf("%d requests, want %d (a filtered event sends nothing)", n, SpamBurst)
 	}
 	// An alert is not silenced by the scale events' flood.
-	if res, err := rec.Record(context.Background(), deploy, Event{Type: EventWarning, Reason: ReasonStuckPods, Message: "2 pods not ready after 15m"}, t0.Add(31*time.Second), mem); err != nil || res.Action != ActionCreated {
+	if res, err := rec.Record(context.Background(), deploy, Event{Type: EventWarning, Reason: "StuckPods", Message: "2 pods not ready after 15m"}, t0.Add(31*time.Second), mem); err != nil || res.Action != ActionCreated {
 		t.Errorf("alert after the flood: %+v %v", res, err)
 	}
 	// The bucket refills at one event per 5 minutes.

@@ -84,7 +84,7 @@ type Config struct {
 	ForecastMiss        float64       `setting:"forecastMiss" default:"0.3" min:"0.001" max:"0.5" doc:"the share of horizons whose demand may exceed the forecast's reported upper bound (adaptive conformal inference holds it there)"`
 	MaxNumBatchedTokens float64       `setting:"maxNumBatchedTokens" default:"8192" min:"1" max:"1e7" doc:"the server's prefill budget per step (vLLM --max-num-batched-tokens)"`
 	Profile             *model.Params `setting:"profile" doc:"the service model's prior as alpha=,beta=,gammaSeq=,gammaKv= (seconds per step, per prompt token, per running sequence, per full KV cache), from a load test or bin/simulate profile (default: Llama-3.1-8B on one H100)"`
-	DeletionCost        bool          `setting:"deletionCost" default:"true" doc:"before a scale-down, mark the pods to remove (the idlest) with controller.kubernetes.io/pod-deletion-cost so the ReplicaSet deletes those (needs patch on pods)"`
+	DeletionCost        bool          `setting:"deletionCost" default:"true" doc:"policy v2, active mode: before a scale-down, mark the pods to remove (not ready first, then the idlest) with controller.kubernetes.io/pod-deletion-cost so the ReplicaSet deletes those (needs patch on pods); off, or in advisory mode, the marks a previous tick left are cleared"`
 
 	fleet.Options
 }

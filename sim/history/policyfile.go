@@ -47,7 +47,7 @@ func WritePolicy(w io.Writer, t Tuned) error {
 	fmt.Fprintf(&b, "#   TTFT attainment %.3f%% (target %.2f%% within %s: %s), %.2f GPU-hours, after %d trials\n",
 		100*t.Best.Attainment, 100*t.Target, t.SLO, verdict, t.Best.GPUHours, t.Trials)
 	fmt.Fprintf(&b, "#   inferscale's defaults: TTFT attainment %.3f%%, %.2f GPU-hours\n", 100*t.Defaults.Attainment, t.Defaults.GPUHours)
-	fmt.Fprintf(&b, "# Rebuilt load vs recorded: %s\n", wrap(t.Fidelity.String(), "#   "))
+	fmt.Fprintf(&b, "# Rebuilt load vs recorded:%s\n", wrap(t.Fidelity.String(), "#   "))
 	fmt.Fprintf(&b, "# Durations are in seconds. Check the figures on your own fleet in advisory mode first.\n")
 	fmt.Fprintf(&b, "ttftSLO: %s\n", strconv.Quote(t.SLO.String()))
 	keys := make([]string, 0, len(t.Params))

@@ -187,7 +187,7 @@ func TestHistoryRoundTripThroughARealPrometheus(t *testing.T) {
 	var out bytes.Buffer
 	err = cmdHistory(context.Background(), []string{"-prometheus", url, "-selector", `{namespace="sim",job="vllm"}`,
 		"-start", start.Format(time.RFC3339), "-end", end.Format(time.RFC3339), "-step", "1m", "-slo", "2", "-max", "32",
-		"-params", "queueTarget,capacityTarget", "-grid", "3", "-passes", "1", "-seeds", "2", "-quiet", "-out", policy, "-workload", csvPath}, &out, quietLog())
+		"-params", "forecastMiss,scaleDownHold", "-grid", "3", "-passes", "1", "-seeds", "2", "-quiet", "-out", policy, "-workload", csvPath}, &out, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestHistoryRoundTripThroughARealPrometheus(t *testing.T) {
 	if err := yaml.Unmarshal(b, &keys); err != nil {
 		t.Fatal(err)
 	}
-	if keys["ttftSLO"] != "2s" || keys["queueTarget"] == nil || keys["capacityTarget"] == nil || len(keys) != 3 {
+	if keys["ttftSLO"] != "2s" || keys["forecastMiss"] == nil || keys["scaleDownHold"] == nil || len(keys) != 3 {
 		t.Errorf("policy keys: %v", keys)
 	}
 	for _, want := range []string{"# Expected on that traffic", "TTFT attainment", "GPU-hours", "# Rebuilt load vs recorded:", `{namespace="sim",job="vllm"}`} {

@@ -49,7 +49,7 @@ func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
 	if err := cmdPolicies(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"inferscale", "queueTarget", "hpa-queue", "kpa", "oracle"} {
+	for _, want := range []string{"inferscale", "forecastMiss", "scaleDownHold", "hpa-queue", "kpa", "oracle"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("policies output lacks %q", want)
 		}

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test image clean fuzz simulate sim bench-sim identity
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test image clean fuzz simulate sim bench-sim identity bar bar-quick
 
 all: build
 
@@ -12,10 +12,11 @@ build:
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/metric ./metric
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/evaluate ./evaluate
 
-## vet: gofmt and go vet
+## vet: gofmt, go vet and a tidy go.mod
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 ## test: everything CI runs
 test: build vet test-dcgm
@@ -25,13 +26,14 @@ test: build vet test-dcgm
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: each evaluate-side fuzz target for FUZZTIME (default 20s)
-FUZZTIME ?= 20s
+## fuzz: every fuzz target of the module, FUZZTIME each (default 10s)
+FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseInput$$' -fuzztime $(FUZZTIME) ./shared/evaluator
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/state
-	$(GO) test -run '^$$' -fuzz '^FuzzParseScheduleFloors$$' -fuzztime $(FUZZTIME) ./shared/policy
-	$(GO) test -run '^$$' -fuzz '^FuzzHistogramUnmarshal$$' -fuzztime $(FUZZTIME) ./shared/signal
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$dir $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BIN)
@@ -99,3 +101,14 @@ e2e-test: build
 ## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged
 identity:
 	$(GO) test -count=1 -run TestDecisionTimelinesUnchanged -v ./sim/runner/
+
+## bar: issue 9's bar matrix for POLICY (default inferscale): 5 workloads × seeds 1-3 × GPU speed 1, 2, 0.5 ×
+## startup 60 s fixed / 180 s lognormal; oracle and static results cached in ~/.cache/inferscale-bar
+POLICY ?= inferscale
+SHARED ?= ../shared
+bar: simulate
+	$(BIN)/simulate bar -policy '$(POLICY)' -shared $(SHARED)
+
+## bar-quick: the same with seed 1 only (30 cells)
+bar-quick: simulate
+	$(BIN)/simulate bar -quick -policy '$(POLICY)' -shared $(SHARED)

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// metricScrapeTimeout is metric's default scrapeTimeout (README, section metric).
+// metricScrapeTimeout is metric's default scrapeTimeout (docs/configuration.md).
 const metricScrapeTimeout = 2 * time.Second
 
 func TestCPAConfigsAreSafeToRun(t *testing.T) {
@@ -35,7 +35,7 @@ func TestCPAConfigsAreSafeToRun(t *testing.T) {
 				t.Errorf("metric timeout %d ms leaves no room over scrapeTimeout %s plus process start", m.Timeout, metricScrapeTimeout)
 			}
 			if c.APIConfig == nil || !c.APIConfig.Enabled {
-				t.Error("apiConfig must be enabled (the README's dry-run evaluation goes through it)")
+				t.Error("apiConfig must be enabled (the dry-run evaluation of docs/deploy.md goes through it)")
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-// Package deploy holds no code: deploy/ is the Kubernetes manifests (a kustomize base with edge and Prometheus
+// Package deploy holds no code (besides cpaconfig, the CPA config.yaml schema its tests check): deploy/ is the Kubernetes manifests (a kustomize base with edge and Prometheus
 // overlays) and the end-to-end harness (deploy/e2e). The tests in this package check, without a cluster, that
 // the manifests decode strictly into the Kubernetes Go types, that RBAC grants exactly what inferscale uses,
 // that config/*.yaml is a valid CPA config coherent with evaluate's windows, and that the Dockerfile's build

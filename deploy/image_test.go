@@ -18,6 +18,7 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
+	"github.com/inferscale/inferscale/deploy/cpaconfig"
 	"github.com/inferscale/inferscale/shared/cpa"
 )
 
@@ -195,19 +196,19 @@ func dockerignored(root, src string) bool {
 }
 
 // cpaConfigFiles returns config/*.yaml (the CPA configs the image carries), decoded strictly.
-func cpaConfigFiles(t *testing.T) map[string]*cpa.Config {
+func cpaConfigFiles(t *testing.T) map[string]*cpaconfig.Config {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "config", "*.yaml"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no config/*.yaml (%v)", err)
 	}
-	out := map[string]*cpa.Config{}
+	out := map[string]*cpaconfig.Config{}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := cpa.ParseConfig(b)
+		c, err := cpaconfig.ParseConfig(b)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

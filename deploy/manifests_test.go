@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,10 +24,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/inferscale/inferscale/shared/config"
-	"github.com/inferscale/inferscale/shared/cpa"
-	"github.com/inferscale/inferscale/shared/evaluator"
-	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/deploy/cpaconfig"
+	"github.com/inferscale/inferscale/shared/settings"
 )
 
 // customPodAutoscaler mirrors custompodautoscaler.com/v1 of CPA operator v1.4.2
@@ -414,10 +409,11 @@ func needed(t *testing.T, cr *customPodAutoscaler, cfg map[string]string) map[pe
 		{group, resource + "/scale", "patch", ref.Name}: true,
 		{"", "pods", "list", ""}:                        true,
 	}
-	if cfg[evaluator.KeyStateBackend] == "configmap" {
-		name := cfg[evaluator.KeyStateConfigMap]
+	if cfg["stateBackend"] == "configmap" {
+		name := cfg["stateConfigMap"]
 		if name == "" {
-			name = evaluator.DefaultConfigMap
+			k, _ := settings.Lookup("stateConfigMap")
+			name = k.Default
 		}
 		out[permission{"", "configmaps", "create", ""}] = true
 		out[permission{"", "configmaps", "get", name}] = true
@@ -494,67 +490,17 @@ func TestRBACCheckCatchesExtraAndMissingGrants(t *testing.T) {
 	}
 }
 
-// goConstStrings returns the string constants whose names start with prefix in the Go files of dir (the
-// binaries' config keys live in package main, which cannot be imported).
-func goConstStrings(t *testing.T, dir, prefix string) []string {
-	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			vs, ok := n.(*ast.ValueSpec)
-			if !ok {
-				return true
-			}
-			for i, id := range vs.Names {
-				if !strings.HasPrefix(id.Name, prefix) || i >= len(vs.Values) {
-					continue
-				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil {
-						out = append(out, s)
-					}
-				}
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// knownKeys is every env key something in the CPA pod reads: CPA's own top-level keys (plus configPath), the
-// policy's, evaluate's state keys and metric's.
+// knownKeys is every env key something in the CPA pod reads: CPA's own top-level keys and every knob of
+// metric and evaluate.
 func knownKeys(t *testing.T) map[string]bool {
-	root := repoRoot(t)
-	keys := map[string]bool{"configPath": true, config.KeyPolicyFile: true}
-	ct := reflect.TypeOf(cpa.Config{})
+	keys := map[string]bool{}
+	ct := reflect.TypeOf(cpaconfig.Config{})
 	for i := range ct.NumField() {
 		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("json"), ",")
 		keys[name] = true
 	}
-	for _, k := range policy.Keys {
-		keys[k] = true
-	}
-	for _, k := range []string{evaluator.KeyStateBackend, evaluator.KeyStateFile, evaluator.KeyStateConfigMap} {
-		keys[k] = true
-	}
-	metricKeys := goConstStrings(t, filepath.Join(root, "metric"), "key")
-	if len(metricKeys) < 5 {
-		t.Fatalf("found only %v as metric's config keys in metric/*.go (constants named key...)", metricKeys)
-	}
-	for _, k := range metricKeys {
-		keys[k] = true
+	for _, k := range settings.Catalog() {
+		keys[k.Key] = true
 	}
 	return keys
 }
@@ -569,13 +515,13 @@ func localPolicyEnv(t *testing.T, ov *overlay) map[string]string {
 		env[k] = v
 	}
 	env["configPath"] = filepath.Join(root, "config", filepath.Base(orDefault(ov.config["configPath"], "/config.yaml")))
-	if pf, ok := ov.config[config.KeyPolicyFile]; ok {
+	if pf, ok := ov.config[settings.KeyPolicyFile]; ok {
 		cm, key := configMapBehind(t, ov, pf)
 		local := filepath.Join(t.TempDir(), key)
 		if err := os.WriteFile(local, []byte(cm.Data[key]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		env[config.KeyPolicyFile] = local
+		env[settings.KeyPolicyFile] = local
 	}
 	return env
 }
@@ -623,7 +569,7 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 				}
 			}
 			env := localPolicyEnv(t, ov)
-			src, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			src, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -632,10 +578,14 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 					t.Errorf("policy file key %q is read by nothing", k)
 				}
 			}
-			pol, err := policy.FromSource(src)
+			ev, err := settings.ForEvaluate(src)
 			if err != nil {
 				t.Fatalf("evaluate would reject this configuration: %v", err)
 			}
+			if _, err := settings.ForMetric(src); err != nil {
+				t.Fatalf("metric would reject this configuration: %v", err)
+			}
+			pol := ev.Policy
 			cpaCfg := cpaConfigFor(t, ov)
 			// Scale-down stabilisation has one owner. evaluate keeps its window and cooldown in durable state; CPA's
 			// downscaleStabilization is in memory (lost on restart) and takes the max over evaluate's outputs, so
@@ -661,12 +611,12 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 			runMode := orDefault(ov.config["runMode"], cpaCfg.RunMode) // CPA reads every top-level key from the env too
 			switch src := orDefault(ov.config["source"], "direct"); src {
 			case "direct":
-				if runMode != cpa.RunModePerPod && runMode != cpa.RunModePerResource {
+				if runMode != cpaconfig.RunModePerPod && runMode != cpaconfig.RunModePerResource {
 					t.Errorf("source=direct with runMode %q", runMode)
 				}
 			case "prometheus":
-				if runMode != cpa.RunModePerResource || ov.config["prometheusURL"] == "" {
-					t.Errorf("source=prometheus wants runMode %s and a prometheusURL; got %s, %q", cpa.RunModePerResource, runMode, ov.config["prometheusURL"])
+				if runMode != cpaconfig.RunModePerResource || ov.config["prometheusURL"] == "" {
+					t.Errorf("source=prometheus wants runMode %s and a prometheusURL; got %s, %q", cpaconfig.RunModePerResource, runMode, ov.config["prometheusURL"])
 				}
 			default:
 				t.Errorf("source=%s", src)
@@ -676,14 +626,14 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 }
 
 // cpaConfigFor loads the CPA config file an overlay selects (configPath, default /config.yaml).
-func cpaConfigFor(t *testing.T, ov *overlay) *cpa.Config {
+func cpaConfigFor(t *testing.T, ov *overlay) *cpaconfig.Config {
 	t.Helper()
 	path := filepath.Join(repoRoot(t), "config", filepath.Base(orDefault(ov.config["configPath"], "/config.yaml")))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cpa.ParseConfig(b)
+	c, err := cpaconfig.ParseConfig(b)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -8,9 +8,11 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // Failure modes of the emulated servers.
@@ -43,8 +45,8 @@ const (
 	step           = 100 * time.Millisecond // integration step
 )
 
-// ttftBuckets are vLLM V1's time_to_first_token_seconds buckets (subset).
-var ttftBuckets = []float64{0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+// ttftBuckets are vLLM V1's time_to_first_token_seconds buckets.
+var ttftBuckets = vllmexpo.TTFTBounds()
 
 // vllmFleet runs one emulated vLLM /metrics server per pod IP.
 type vllmFleet struct {
@@ -190,19 +192,16 @@ func (f *vllmFleet) serve(p *vllmPod, w http.ResponseWriter) {
 	f.scrapes++
 	l := f.load
 	f.advanceAll(time.Now())
-	v := struct{ Running, Waiting, KV float64 }{math.Round(p.running), math.Round(p.waiting), math.Min(0.99, 0.01+0.85*p.running/40)}
-	var b strings.Builder
-	const lbl = `engine="0",model_name="Qwen/Qwen2.5-1.5B-Instruct"`
-	fmt.Fprintf(&b, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{%s} %g\n", lbl, v.Running)
-	fmt.Fprintf(&b, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{%s} %g\n", lbl, v.Waiting)
-	fmt.Fprintf(&b, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{%s} %g\n", lbl, v.KV)
-	fmt.Fprintf(&b, "# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.\n# TYPE vllm:time_to_first_token_seconds histogram\n")
+	page := &vllmexpo.Page{Model: "Qwen/Qwen2.5-1.5B-Instruct", Sorted: true}
+	page.Gauge("vllm:num_requests_running", "Number of requests in model execution batches.", math.Round(p.running))
+	page.Gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", math.Round(p.waiting))
+	page.Gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", math.Min(0.99, 0.01+0.85*p.running/40))
+	ttft := &signal.Histogram{Sum: p.sum, Count: p.finished}
 	for i, ub := range ttftBuckets {
-		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"%g\"} %g\n", lbl, ub, p.buckets[i])
+		ttft.Buckets = append(ttft.Buckets, signal.Bucket{UpperBound: ub, Count: p.buckets[i]})
 	}
-	fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"+Inf\"} %g\n", lbl, p.buckets[len(ttftBuckets)])
-	fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum{%s} %g\nvllm:time_to_first_token_seconds_count{%s} %g\n", lbl, p.sum, lbl, p.finished)
-	fmt.Fprintf(&b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\nvllm:request_success_total{%s,finished_reason=\"stop\"} %g\n", lbl, p.finished)
+	page.Histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft)
+	page.CounterSeries("vllm:request_success_total", "Count of successfully processed requests.", vllmexpo.Series{Labels: `finished_reason="stop"`, Value: p.finished})
 	f.mu.Unlock()
 
 	switch l.Fail {
@@ -220,5 +219,5 @@ func (f *vllmFleet) serve(p *vllmPod, w http.ResponseWriter) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write([]byte(b.String()))
+	_, _ = page.WriteTo(w)
 }

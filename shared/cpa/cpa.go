@@ -3,7 +3,8 @@
 //
 // CPA's own metric.Info and evaluate.Info cannot be unmarshalled (their
 // resource field is an interface), so the resource is kept as raw JSON here
-// and read with gjson or decoded by the caller.
+// for the caller to read the few fields it needs. Everything is plain
+// encoding/json.
 package cpa
 
 import (
@@ -12,9 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Run types CPA passes in runType.
@@ -60,7 +58,10 @@ type EvaluateOutput struct {
 	CurrentReplicas int32    `json:"currentReplicas"`
 	Reasons         []string `json:"reasons,omitempty"`
 	Alerts          []string `json:"alerts,omitempty"`
-	Decision        any      `json:"decision,omitempty"`
+	// Victims are the pods evaluate marked for removal (pod-deletion-cost)
+	// before asking for fewer replicas.
+	Victims  []string `json:"victims,omitempty"`
+	Decision any      `json:"decision,omitempty"`
 }
 
 // ErrInputTooLarge is returned when stdin exceeds MaxInputBytes.
@@ -78,53 +79,21 @@ func ReadAll(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// readHint is the buffer ReadString starts with: a 64-pod evaluate input
-// is ~100 KB. Pages of it that are never written are never touched.
-const readHint = 256 << 10
-
-// ReadString is ReadAll into a string, without the copy that converting
-// the bytes would make (evaluate parses its stdin as a string).
-func ReadString(r io.Reader, limit int64) (string, error) {
-	var sb strings.Builder
-	sb.Grow(int(min(limit+1, readHint)))
-	n, err := io.Copy(&sb, io.LimitReader(r, limit+1))
-	if err != nil {
-		return "", fmt.Errorf("reading stdin: %w", err)
-	}
-	if n > limit {
-		return "", fmt.Errorf("%w (%d bytes)", ErrInputTooLarge, limit)
-	}
-	return sb.String(), nil
-}
-
 // ValidRunType reports whether s is one of the run types CPA sends.
 func ValidRunType(s string) bool {
 	return s == RunTypeScaler || s == RunTypeAPI || s == RunTypeAPIDryRun
 }
 
-// DecodeStrict decodes exactly one JSON value from b into v, rejecting
-// trailing data. It is json.Unmarshal (one validating pass, no copy of b)
-// rather than a json.Decoder, whose buffering copies the whole input: that
-// copy was a third of everything evaluate allocated on a 64-pod tick.
-func DecodeStrict(b []byte, v any) error {
-	err := json.Unmarshal(b, v)
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) && strings.Contains(syn.Error(), "after top-level value") {
-		return fmt.Errorf("trailing data after the JSON document (offset %d)", syn.Offset)
-	}
-	return err
-}
-
 // ParseMetricInput decodes and checks the metric stdin.
 func ParseMetricInput(b []byte) (*MetricInput, error) {
 	var in MetricInput
-	if err := DecodeStrict(b, &in); err != nil {
+	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("metric input is not valid JSON: %w", err)
 	}
 	if len(in.Resource) == 0 || bytes.Equal(in.Resource, []byte("null")) {
 		return nil, errors.New("metric input: missing field \"resource\"")
 	}
-	if bytes.TrimSpace(in.Resource)[0] != '{' {
+	if in.Resource[0] != '{' {
 		return nil, errors.New("metric input: \"resource\" must be an object")
 	}
 	if !ValidRunType(in.RunType) {
@@ -135,20 +104,14 @@ func ParseMetricInput(b []byte) (*MetricInput, error) {
 
 // ParseEvaluateInput decodes and checks the evaluate stdin.
 func ParseEvaluateInput(b []byte) (*EvaluateInput, error) {
-	return ParseEvaluateInputString(string(b))
-}
-
-// ParseEvaluateInputString is ParseEvaluateInput on a string (no copy:
-// metric values that need no unescaping share its memory).
-func ParseEvaluateInputString(b string) (*EvaluateInput, error) {
-	in, err := decodeEvaluateInput(b)
-	if err != nil {
+	var in EvaluateInput
+	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("evaluate input is not valid JSON: %w", err)
 	}
-	if len(in.Resource) == 0 || string(in.Resource) == "null" {
+	if len(in.Resource) == 0 || bytes.Equal(in.Resource, []byte("null")) {
 		return nil, errors.New("evaluate input: missing field \"resource\"")
 	}
-	if bytes.TrimSpace(in.Resource)[0] != '{' {
+	if in.Resource[0] != '{' {
 		return nil, errors.New("evaluate input: \"resource\" must be an object")
 	}
 	if !ValidRunType(in.RunType) {
@@ -159,107 +122,5 @@ func ParseEvaluateInputString(b string) (*EvaluateInput, error) {
 			return nil, fmt.Errorf("evaluate input: metrics[%d] is null", i)
 		}
 	}
-	return in, nil
-}
-
-// decodeEvaluateInput is json.Unmarshal into an EvaluateInput without
-// reflection (one gjson validation pass, then the three fields): a 64-pod
-// input is ~100 KB of escaped metric values and this runs once per tick in
-// a fresh process. Keys are matched exactly (encoding/json would also take
-// "Metrics"); CPA writes them exactly.
-func decodeEvaluateInput(s string) (*EvaluateInput, error) {
-	if !gjson.Valid(s) {
-		var raw json.RawMessage
-		if err := DecodeStrict([]byte(s), &raw); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("malformed JSON")
-	}
-	in := &EvaluateInput{}
-	v := gjson.Parse(s)
-	if v.Type == gjson.Null {
-		return in, nil
-	}
-	if !v.IsObject() {
-		return nil, fmt.Errorf("want an object, got %.40s", v.Raw)
-	}
-	var err error
-	v.ForEach(func(k, x gjson.Result) bool {
-		switch k.Str {
-		case "metrics":
-			in.Metrics, err = decodeMetrics(x)
-		case "resource":
-			in.Resource = json.RawMessage(x.Raw)
-		case "runType":
-			err = stringField("runType", x, &in.RunType)
-		}
-		return err == nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
-func decodeMetrics(x gjson.Result) ([]*ResourceMetric, error) {
-	if x.Type == gjson.Null {
-		return nil, nil
-	}
-	if !x.IsArray() {
-		return nil, fmt.Errorf("metrics: want an array, got %.40s", x.Raw)
-	}
-	out := make([]*ResourceMetric, 0, 64)
-	var err error
-	x.ForEach(func(_, m gjson.Result) bool {
-		i := len(out)
-		switch {
-		case m.Type == gjson.Null:
-			out = append(out, nil)
-			return true
-		case !m.IsObject():
-			err = fmt.Errorf("metrics[%d]: want an object, got %.40s", i, m.Raw)
-			return false
-		}
-		rm := &ResourceMetric{}
-		members(m.Raw, func(k, raw string) bool {
-			switch k {
-			case "resource":
-				err = rawStringField("resource", raw, &rm.Resource)
-			case "value":
-				err = rawStringField("value", raw, &rm.Value)
-			}
-			if err != nil {
-				err = fmt.Errorf("metrics[%d].%w", i, err)
-			}
-			return err == nil
-		})
-		out = append(out, rm)
-		return err == nil
-	})
-	return out, err
-}
-
-// rawStringField sets *dst from a raw JSON string literal; null leaves it
-// unchanged.
-func rawStringField(name, raw string, dst *string) error {
-	switch {
-	case raw[0] == '"':
-		*dst = unquote(raw)
-	case raw == "null":
-	default:
-		return fmt.Errorf("%s: want a string, got %.40s", name, raw)
-	}
-	return nil
-}
-
-// stringField sets *dst from a JSON string; null leaves it unchanged.
-func stringField(name string, x gjson.Result, dst *string) error {
-	switch x.Type {
-	case gjson.String:
-		*dst = x.Str
-	case gjson.Null:
-	default:
-		return fmt.Errorf("%s: want a string, got %.40s", name, x.Raw)
-	}
-	return nil
+	return &in, nil
 }

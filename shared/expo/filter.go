@@ -3,6 +3,7 @@ package expo
 import (
 	"bytes"
 	"mime"
+	"strconv"
 )
 
 // Wanted is a set of family names to keep when parsing.
@@ -43,7 +44,18 @@ func ParseWanted(body []byte, contentType string, want Wanted) (Families, error)
 		}
 		return fams, nil
 	}
-	return Parse(bytes.NewReader(filterText(body, want)), contentType)
+	fams, err := Parse(bytes.NewReader(filterText(body, want)), contentType)
+	if err != nil {
+		return nil, err
+	}
+	// The pre-filter keeps lines whose name it cannot read (so that garbage
+	// still fails the parse); what they declared is trimmed here.
+	for n := range fams {
+		if !want.keeps([]byte(n)) {
+			delete(fams, n)
+		}
+	}
+	return fams, nil
 }
 
 // filterText keeps the lines of wanted families. Comment lines are kept
@@ -79,7 +91,9 @@ func filterText(body []byte, want Wanted) []byte {
 }
 
 // lineName returns the metric name of a sample line or of a "# HELP" /
-// "# TYPE" line, or nil.
+// "# TYPE" line, or nil. Names come bare (name{...} v), quoted
+// ("name"{...} v) or as the first item in braces ({"name", l="x"} v,
+// {name} v), the forms the text parser accepts.
 func lineName(line []byte) []byte {
 	l := bytes.TrimLeft(line, " \t")
 	if len(l) == 0 {
@@ -93,9 +107,42 @@ func lineName(line []byte) []byte {
 		default:
 			return nil
 		}
-		return nameToken(rest)
+		name, _ := nameOrQuoted(rest)
+		return name
 	}
-	return nameToken(l)
+	if l[0] != '{' {
+		name, _ := nameOrQuoted(l)
+		return name
+	}
+	// {name, ...} or {"name", ...}: a name only when no '=' follows it.
+	name, rest := nameOrQuoted(bytes.TrimLeft(l[1:], " \t"))
+	rest = bytes.TrimLeft(rest, " \t")
+	if name == nil || len(rest) == 0 || (rest[0] != ',' && rest[0] != '}') {
+		return nil
+	}
+	return name
+}
+
+// nameOrQuoted reads a bare name token or a quoted name (unescaped) at the
+// start of b and returns it with what follows; nil when there is neither.
+func nameOrQuoted(b []byte) (name, rest []byte) {
+	if len(b) == 0 || b[0] != '"' {
+		n := nameToken(b)
+		return n, b[len(n):]
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			u, err := strconv.Unquote(string(b[:i+1]))
+			if err != nil || u == "" {
+				return nil, b
+			}
+			return []byte(u), b[i+1:]
+		}
+	}
+	return nil, b
 }
 
 func nameToken(b []byte) []byte {

@@ -63,3 +63,22 @@ func TestParseWantedOpenMetrics(t *testing.T) {
 		t.Errorf("names %v", f.Names())
 	}
 }
+
+// Names in the quoted and braced forms the text parser accepts are read
+// by the pre-filter: wanted families are kept, others are not (the fuzz
+// corpus entries 4d01219f3c50fbe7 and 0e810d19aa2b907c).
+func TestParseWantedQuotedAndBracedNames(t *testing.T) {
+	want := expo.Wanted{"a": true}
+	body := "# TYPE \"a\" gauge\n\"a\"{x=\"1\"} 2\n{\"a\", x=\"2\"} 3\n# TYPE \"b\" gauge\n\"b\" 1\n{\"b\"} 4\n{B} 5\n"
+	f, err := expo.ParseWanted([]byte(body), "text/plain", want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := f.Value("a", nil, expo.Sum); !ok || v != 5 || len(f) != 1 {
+		t.Errorf("a = %v %v; kept %v", v, ok, f.Names())
+	}
+	// its quoted TYPE line was kept with it
+	if typ := f["a"].GetType().String(); typ != "GAUGE" {
+		t.Errorf("a is %s, want GAUGE", typ)
+	}
+}

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -28,6 +29,20 @@ func readyPod(name string, at time.Time, waiting, running, reqs float64, ttft *s
 		KVCacheUsage: signal.F(0.5), GPU: &signal.GPU{Utilization: signal.F(0.8)}, TTFT: ttft}
 }
 
+// testOptions are the aggregation defaults (settings declares them; this
+// package cannot import it).
+func testOptions() Options {
+	return Options{EWMAAlpha: 0.3, StaleAfter: 90 * time.Second, TrendWindow: 3 * time.Minute, PeakWindow: 2 * time.Minute,
+		DefaultStartup: 90 * time.Second, SaturationWaiting: 5, StuckAfter: 15 * time.Minute}
+}
+
+// tick aggregates one tick and records it into st, as the decide stage does.
+func tick(in Input, st *state.State, opt Options, now time.Time) View {
+	v, seen := Aggregate(in, st, opt, now)
+	st.Record(state.Tick{At: now, Observed: seen})
+	return v
+}
+
 func report(pods ...signal.Pod) *signal.Report {
 	return &signal.Report{Version: signal.Version, Pods: pods}
 }
@@ -52,15 +67,15 @@ func TestQuantileInterpolatesLikePrometheus(t *testing.T) {
 // cumulative histogram holds old slow requests must not pollute this tick.
 func TestLatencyFromMergedDeltasNotAveragedPercentiles(t *testing.T) {
 	st := state.New()
-	opt := DefaultOptions()
+	opt := testOptions()
 	// Tick 1: pod a has 1000 old slow requests, pod b is fast.
-	Aggregate(Input{Reports: []*signal.Report{
+	tick(Input{Reports: []*signal.Report{
 		report(readyPod("a", t0, 0, 1, 1000, hist(0, 0, 0, 0, 1000, 1000))),
 		report(readyPod("b", t0, 0, 1, 100, hist(100, 100, 100, 100, 100, 100))),
 	}}, st, opt, t0)
 	// Tick 2: a served 10 fast ones, b 90 fast ones.
 	t1 := t0.Add(15 * time.Second)
-	v := Aggregate(Input{Reports: []*signal.Report{
+	v := tick(Input{Reports: []*signal.Report{
 		report(readyPod("a", t1, 0, 1, 1010, hist(10, 10, 10, 10, 1010, 1010))),
 		report(readyPod("b", t1, 0, 1, 190, hist(190, 190, 190, 190, 190, 190))),
 	}}, st, opt, t1)
@@ -78,14 +93,14 @@ func TestLatencyFromMergedDeltasNotAveragedPercentiles(t *testing.T) {
 
 func TestCounterResetAndPodsComingAndGoing(t *testing.T) {
 	st := state.New()
-	opt := DefaultOptions()
-	Aggregate(Input{Reports: []*signal.Report{
+	opt := testOptions()
+	tick(Input{Reports: []*signal.Report{
 		report(readyPod("a", t0, 0, 2, 500, hist(100, 200, 300, 400, 500, 500))),
 		report(readyPod("gone", t0, 0, 2, 500, hist(100, 200, 300, 400, 500, 500))),
 	}}, st, opt, t0)
 	t1 := t0.Add(10 * time.Second)
 	// a restarted: counters went down; its new values are the delta.
-	v := Aggregate(Input{Reports: []*signal.Report{
+	v := tick(Input{Reports: []*signal.Report{
 		report(readyPod("a", t1, 0, 2, 20, hist(20, 20, 20, 20, 20, 20))),
 	}}, st, opt, t1)
 	if v.ArrivalRate == nil || math.Abs(*v.ArrivalRate-2) > 1e-9 {
@@ -97,7 +112,7 @@ func TestCounterResetAndPodsComingAndGoing(t *testing.T) {
 	if v.Ready != 1 || v.Missing != 0 {
 		t.Errorf("ready %d missing %d, want 1/0 (a pod that left is not missing)", v.Ready, v.Missing)
 	}
-	st.ForgetPods(t1.Add(time.Hour))
+	tick(Input{}, st, opt, t1.Add(time.Hour))
 	if len(st.Pods) != 0 {
 		t.Errorf("pods not forgotten: %d", len(st.Pods))
 	}
@@ -111,27 +126,29 @@ func TestReadyStartingMissingStale(t *testing.T) {
 	failed := readyPod("f", t0, 0, 0, 0, nil)
 	failed.Error = "connection refused"
 	stale := readyPod("old", t0.Add(-10*time.Minute), 0, 0, 0, nil)
-	v := Aggregate(Input{
+	v := tick(Input{
 		Reports: []*signal.Report{report(readyPod("a", t0, 3, 4, 0, nil)), report(starting), report(stuck), report(term), report(failed), report(stale)},
 		Missing: []string{"empty"},
-	}, st, DefaultOptions(), t0)
+	}, st, testOptions(), t0)
 	if v.Ready != 3 || v.Starting != 1 || v.Stuck != 1 || v.Terminating != 1 || v.Missing != 3 {
 		t.Fatalf("got ready %d starting %d terminating %d missing %d %v", v.Ready, v.Starting, v.Terminating, v.Missing, v.MissingNames)
 	}
-	if v.Waiting != 3 || v.Running != 4 || v.Queue() != 1 {
-		t.Errorf("sums from the complete pod only: waiting %g running %g", v.Waiting, v.Running)
+	// The failed and the stale pod were serving (ready an hour ago): the
+	// queue is per pod that reported, not diluted by them.
+	if v.Waiting != 3 || v.Running != 4 || v.Unreported != 2 || v.Queue() != 3 {
+		t.Errorf("sums from the complete pod only: waiting %g running %g unreported %d queue %g", v.Waiting, v.Running, v.Unreported, v.Queue())
 	}
 }
 
 func TestEWMAAndStartupAndTrend(t *testing.T) {
 	st := state.New()
-	opt := DefaultOptions()
+	opt := testOptions()
 	var v View
 	for i, util := range []float64{1, 1, 0, 0} {
 		at := t0.Add(time.Duration(i) * 15 * time.Second)
 		pod := readyPod("a", at, 0, 0, float64(i*i*150), nil)
 		pod.GPU.Utilization = signal.F(util)
-		v = Aggregate(Input{Reports: []*signal.Report{report(pod)}}, st, opt, at)
+		v = tick(Input{Reports: []*signal.Report{report(pod)}}, st, opt, at)
 	}
 	// 1 -> 1 -> 0.7 -> 0.49
 	if v.GPUUtilEWMA == nil || math.Abs(*v.GPUUtilEWMA-0.49) > 1e-9 || *v.GPUUtil != 0 {
@@ -144,37 +161,37 @@ func TestEWMAAndStartupAndTrend(t *testing.T) {
 	if v.RateTrend == nil || math.Abs(*v.RateTrend-20.0/15) > 1e-9 {
 		t.Errorf("trend %v, want positive", v.RateTrend)
 	}
-	if got, _ := startupP90(&state.State{}, 42*time.Second); got != 42 {
+	if got, _ := startupP90(nil, 42*time.Second); got != 42 {
 		t.Errorf("default startup %g", got)
 	}
 }
 
 func TestCapacityLearnedWhenSaturated(t *testing.T) {
 	st := state.New()
-	opt := DefaultOptions()
+	opt := testOptions()
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
-	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(0), 0, 50, 0, nil))}}, st, opt, at(0))
-	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(1), 0, 50, 60, nil))}}, st, opt, at(1))
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", at(0), 0, 50, 0, nil))}}, st, opt, at(0))
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", at(1), 0, 50, 60, nil))}}, st, opt, at(1))
 	if st.PodCapacityRPS != nil {
 		t.Fatal("learned a capacity without saturation")
 	}
 	// Saturated now but not at the previous tick: not yet.
-	Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(2), 8, 120, 150, nil))}}, st, opt, at(2))
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", at(2), 8, 120, 150, nil))}}, st, opt, at(2))
 	if st.PodCapacityRPS != nil {
 		t.Fatal("learned a capacity from a tick that started unsaturated")
 	}
 	// 150 finished in 15 s, 8 waiting at both ends: saturated at 10 req/s.
-	v := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(3), 8, 120, 300, nil))}}, st, opt, at(3))
+	v := tick(Input{Reports: []*signal.Report{report(readyPod("a", at(3), 8, 120, 300, nil))}}, st, opt, at(3))
 	if v.PodCapacityRPS == nil || *v.PodCapacityRPS != 10 {
 		t.Fatalf("capacity %v, want 10", v.PodCapacityRPS)
 	}
 	// A lower saturated sample only pulls it down slowly.
-	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(4), 8, 120, 375, nil))}}, st, opt, at(4))
+	v = tick(Input{Reports: []*signal.Report{report(readyPod("a", at(4), 8, 120, 375, nil))}}, st, opt, at(4))
 	if got := *v.PodCapacityRPS; math.Abs(got-(0.95*10+0.05*5)) > 1e-9 {
 		t.Fatalf("capacity %g after a 5 req/s sample", got)
 	}
 	// Unsaturated but above the estimate: the estimate was low.
-	v = Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at(5), 0, 120, 555, nil))}}, st, opt, at(5))
+	v = tick(Input{Reports: []*signal.Report{report(readyPod("a", at(5), 0, 120, 555, nil))}}, st, opt, at(5))
 	if *v.PodCapacityRPS != 12 {
 		t.Fatalf("capacity %g, want 12", *v.PodCapacityRPS)
 	}
@@ -203,7 +220,7 @@ func TestFleetReportFeedsViewAndTrend(t *testing.T) {
 		f := &signal.Fleet{Source: "prometheus", ReadyPods: &ready, StartingPods: &starting, Waiting: signal.F(6), Running: signal.F(90),
 			KVCacheMean: signal.F(0.5), KVCacheMax: signal.F(0.7), TTFTQuantiles: map[string]float64{"0.95": 0.8, "0.99": 1.5},
 			ArrivalRate: signal.F(10 + float64(i)), StalenessSeconds: signal.F(5)}
-		v = Aggregate(Input{Reports: []*signal.Report{{Version: signal.Version, ScrapeTime: at, Fleet: f}}}, st, DefaultOptions(), at)
+		v = tick(Input{Reports: []*signal.Report{{Version: signal.Version, ScrapeTime: at, Fleet: f}}}, st, testOptions(), at)
 	}
 	if v.Ready != 3 || v.Starting != 1 || v.Waiting != 6 || *v.KVMax != 0.7 || *v.TTFTP95 != 0.8 || v.Missing != 0 {
 		t.Fatalf("view %+v", v)
@@ -212,7 +229,55 @@ func TestFleetReportFeedsViewAndTrend(t *testing.T) {
 		t.Fatalf("trend %v, want 1/15 per s", v.RateTrend)
 	}
 	stale := &signal.Fleet{Source: "prometheus", Waiting: signal.F(1), StalenessSeconds: signal.F(300)}
-	if v := Aggregate(Input{Reports: []*signal.Report{{Version: signal.Version, Fleet: stale}}}, st, DefaultOptions(), t0); v.Missing == 0 {
+	if v := tick(Input{Reports: []*signal.Report{{Version: signal.Version, Fleet: stale}}}, st, testOptions(), t0); v.Missing == 0 {
 		t.Fatal("a stale fleet report must count as missing")
+	}
+}
+
+// Aggregate changes nothing: what the tick learned comes back to be
+// recorded, the previous state is only read.
+func TestAggregateLeavesThePreviousStateAlone(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	for i := 0; i < 3; i++ {
+		at := t0.Add(time.Duration(i) * 15 * time.Second)
+		tick(Input{Reports: []*signal.Report{report(readyPod("a", at, 6, 50, float64(100*i), hist(1, 2, 3, 4, 5, 5)))}}, st, opt, at)
+	}
+	before, err := state.Encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Minute)
+	v, seen := Aggregate(Input{Reports: []*signal.Report{report(readyPod("a", at, 8, 50, 500, hist(2, 4, 6, 8, 10, 10)), readyPod("b", at, 0, 1, 0, nil))}}, st, opt, at)
+	after, _ := state.Encode(st)
+	if !bytes.Equal(before, after) {
+		t.Fatalf("Aggregate changed the state:\n%s\n%s", before, after)
+	}
+	if v.Ready != 2 || len(seen.Pods) != 2 || seen.Queue == nil || seen.GPUUtilEWMA == nil || len(seen.Startups) != 1 {
+		t.Fatalf("view %+v observed %+v", v, seen)
+	}
+}
+
+// Defect 2: a scrape older than the stored one (the clock stepped back,
+// or the state was written ahead of it) resets that pod's baseline instead
+// of being ignored as "the same scrape again"; the latency it cannot
+// delta this tick is unread, not absent.
+func TestScrapeGoingBackwardsResetsThePodBaseline(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	ahead := t0.Add(time.Hour)
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", ahead, 0, 1, 1000, hist(10, 20, 30, 40, 50, 50)))}}, st, opt, ahead)
+	v := tick(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 1, 1100, hist(10, 20, 30, 40, 60, 60)))}}, st, opt, t0)
+	if p := st.Pod("a"); p == nil || !p.ScrapeTime.Equal(t0) || *p.RequestsTotal != 1100 {
+		t.Fatalf("baseline not reset: %+v", p)
+	}
+	if len(v.LatencyUnread) != 1 || v.TTFTP95 != nil {
+		t.Fatalf("unread %v p95 %v, want the pod's latency unread", v.LatencyUnread, v.TTFTP95)
+	}
+	// The same scrape again is no reset: the stored counters stay.
+	tick(Input{Reports: []*signal.Report{report(readyPod("a", t0, 0, 1, 1100, hist(10, 20, 30, 40, 60, 60)))}}, st, opt, t0.Add(15*time.Second))
+	v = tick(Input{Reports: []*signal.Report{report(readyPod("a", t0.Add(30*time.Second), 0, 1, 1200, hist(10, 20, 30, 140, 160, 160)))}}, st, opt, t0.Add(30*time.Second))
+	if v.TTFTP95 == nil || len(v.LatencyUnread) != 0 || v.LatencyRequests != 100 {
+		t.Fatalf("next scrape: p95 %v requests %g unread %v", v.TTFTP95, v.LatencyRequests, v.LatencyUnread)
 	}
 }

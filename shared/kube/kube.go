@@ -1,6 +1,7 @@
 // Package kube is a deliberately small in-cluster Kubernetes API client for
-// the few calls inferscale makes (listing a target's pods, reading and
-// writing its state ConfigMap). It uses the pod's service-account token and
+// the few calls inferscale makes (listing a target's pods and patching their
+// annotations, reading and writing its state ConfigMap, recording Events on
+// its scale target). It uses the pod's service-account token and
 // CA like rest.InClusterConfig, but without client-go's start-up cost:
 // metric and evaluate start as fresh processes on every CPA tick.
 package kube

@@ -2,8 +2,10 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -108,4 +110,34 @@ func (c *Client) ListPods(ctx context.Context, namespace, selector string) ([][]
 		return true
 	})
 	return out, nil
+}
+
+// DeletionCostAnnotation is the ReplicaSet controller's hint: pods with a
+// lower cost are deleted first on scale-down.
+const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
+
+// PatchPodAnnotations sets (non-nil value) or removes (nil) annotations of
+// namespace/pod with one JSON merge patch (RBAC: patch pods). No
+// annotations: no request.
+func (c *Client) PatchPodAnnotations(ctx context.Context, namespace, pod string, annotations map[string]*string) error {
+	if namespace == "" || pod == "" {
+		return fmt.Errorf("patching pod annotations: namespace %q and pod %q are required", namespace, pod)
+	}
+	if len(annotations) == 0 {
+		return nil
+	}
+	for k := range annotations {
+		if err := checkLabelToken(k); err != nil {
+			return fmt.Errorf("patching pod %s/%s: annotation key: %w", namespace, pod, err)
+		}
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return fmt.Errorf("patching pod %s/%s: %w", namespace, pod, err)
+	}
+	path := "/api/v1/namespaces/" + url.PathEscape(namespace) + "/pods/" + url.PathEscape(pod)
+	if _, err := c.Do(ctx, http.MethodPatch, path, "application/merge-patch+json", body); err != nil {
+		return fmt.Errorf("patching pod %s/%s annotations: %w", namespace, pod, err)
+	}
+	return nil
 }

@@ -71,6 +71,10 @@ func setHistogram(pod *signal.Pod, sig string, h *signal.Histogram) {
 		pod.QueueTime = h
 	case InterToken:
 		pod.InterToken = h
+	case PromptLength:
+		pod.PromptLength = h
+	case GenerationLength:
+		pod.GenerationLength = h
 	}
 }
 

@@ -6,7 +6,9 @@
 package preset
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,6 +35,8 @@ const (
 	E2E                   = "e2e"
 	QueueTime             = "queueTime"
 	InterToken            = "interToken"
+	PromptLength          = "promptLength"
+	GenerationLength      = "generationLength"
 	RequestsTotal         = "requestsTotal"
 	PromptTokensTotal     = "promptTokensTotal"
 	GenerationTokensTotal = "generationTokensTotal"
@@ -42,13 +46,13 @@ const (
 // signalNames lists every signal a mapping may name, in output order.
 func signalNames() []string {
 	return []string{Waiting, Running, KVCacheUsage, GPUUtilization, TTFT, E2E, QueueTime, InterToken,
-		RequestsTotal, PromptTokensTotal, GenerationTokensTotal, PreemptionsTotal}
+		PromptLength, GenerationLength, RequestsTotal, PromptTokensTotal, GenerationTokensTotal, PreemptionsTotal}
 }
 
 // IsHistogram reports whether the signal is a histogram.
 func IsHistogram(sig string) bool {
 	switch sig {
-	case TTFT, E2E, QueueTime, InterToken:
+	case TTFT, E2E, QueueTime, InterToken, PromptLength, GenerationLength:
 		return true
 	}
 	return false
@@ -139,22 +143,23 @@ func (p *Preset) Validate() error {
 	return errors.Join(errs...)
 }
 
-// decodeBuiltin reads a built-in preset file. The files are JSON so that
-// loading them costs a few microseconds in a process that lives for one
-// CPA tick; unknown keys are rejected as in Parse.
+// decodeBuiltin reads a built-in preset file; unknown keys are rejected as
+// in Parse.
 func decodeBuiltin(name string) (*Preset, error) {
 	b, err := serverFiles.ReadFile(path.Join("servers", name+".json"))
 	if err != nil {
 		return nil, fmt.Errorf("reading preset %s: %w", name, err)
 	}
-	p, err := decodeJSON(string(b))
-	if err != nil {
+	var p Preset
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("built-in preset %s: %w", name, err)
 	}
-	return p, nil
+	return &p, nil
 }
 
 // BuiltinNames lists the built-in presets' names (the servers/ file

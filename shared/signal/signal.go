@@ -8,13 +8,11 @@
 package signal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-
-	"github.com/tidwall/gjson"
 )
 
 // Version is the schema version written in every report ("v").
@@ -67,6 +65,10 @@ type Pod struct {
 	E2E        *Histogram `json:"e2e,omitempty"`        // end-to-end request latency, seconds
 	QueueTime  *Histogram `json:"queueTime,omitempty"`  // time waiting before scheduling, seconds
 	InterToken *Histogram `json:"interToken,omitempty"` // inter-token latency, seconds
+	// Per-request token counts of finished requests (vLLM
+	// request_prompt_tokens / request_generation_tokens), in tokens.
+	PromptLength     *Histogram `json:"promptLength,omitempty"`
+	GenerationLength *Histogram `json:"generationLength,omitempty"`
 
 	// Monotonic counters (cumulative since the server started).
 	RequestsTotal         *float64 `json:"requestsTotal,omitempty"` // finished requests
@@ -120,6 +122,9 @@ type Fleet struct {
 	// Latency quantiles in seconds over Window, e.g. {"0.95": 1.2}.
 	TTFTQuantiles map[string]float64 `json:"ttftQuantiles,omitempty"`
 	E2EQuantiles  map[string]float64 `json:"e2eQuantiles,omitempty"`
+	// TTFTRequests is how many requests the TTFT quantiles rest on: the
+	// increase of the TTFT histogram's count over Window (optional).
+	TTFTRequests *float64 `json:"ttftRequests,omitempty"`
 	// ArrivalRate is requests per second over Window.
 	ArrivalRate   *float64 `json:"arrivalRate,omitempty"`
 	WindowSeconds float64  `json:"windowSeconds,omitempty"`
@@ -132,12 +137,12 @@ type Fleet struct {
 // F returns a pointer to v (for building reports).
 func F(v float64) *float64 { return &v }
 
-// Encode writes the report as one compact JSON line.
+// Encode validates the report and writes it as one compact JSON line.
 func (r *Report) Encode() ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := appendReport(make([]byte, 0, 4096), r)
+	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encoding report: %w", err)
 	}
@@ -145,26 +150,40 @@ func (r *Report) Encode() ([]byte, error) {
 }
 
 // Decode parses one metric-stage value (a single JSON document, surrounding
-// whitespace allowed) and validates it. The version is checked before the
-// fields, so a report of another version is named as such.
+// whitespace allowed) and validates it. A report of another version is
+// named as such, not by the first field this build does not know. Unknown
+// fields are ignored: a newer metric may add readings an older evaluate
+// does not use.
 func Decode(value string) (*Report, error) {
-	if err := checkSyntax(value); err != nil {
-		return nil, fmt.Errorf("signal report is %w", err)
-	}
-	switch v := gjson.Get(value, "v"); {
-	case !v.Exists():
-		return nil, errors.New("signal report has no version field \"v\"")
-	case v.Type != gjson.Number || v.Raw != strconv.Itoa(Version):
-		return nil, fmt.Errorf("signal report version %s is not supported (this build reads %d)", v.Raw, Version)
-	}
-	r, err := parse(value)
-	if err != nil {
+	var r Report
+	if err := json.Unmarshal([]byte(value), &r); err != nil || r.Version != Version {
+		if verr := checkVersion(value); verr != nil {
+			return nil, verr
+		}
 		return nil, fmt.Errorf("signal report: %w", err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid signal report: %w", err)
 	}
-	return r, nil
+	return &r, nil
+}
+
+// checkVersion explains why a value is no report of this version: not
+// JSON, no "v", or another "v".
+func checkVersion(value string) error {
+	var probe struct {
+		Version json.RawMessage `json:"v"`
+	}
+	if err := json.Unmarshal([]byte(value), &probe); err != nil {
+		return fmt.Errorf("signal report is not valid JSON: %w", err)
+	}
+	switch v := string(probe.Version); {
+	case v == "" || v == "null":
+		return errors.New("signal report has no version field \"v\"")
+	case v != fmt.Sprint(Version):
+		return fmt.Errorf("signal report version %s is not supported (this build reads %d)", v, Version)
+	}
+	return nil
 }
 
 // Validate rejects reports no honest source produces: NaN or infinite
@@ -244,7 +263,8 @@ func (p *Pod) validate() error {
 	for _, h := range []struct {
 		n string
 		h *Histogram
-	}{{"ttft", p.TTFT}, {"e2e", p.E2E}, {"queueTime", p.QueueTime}, {"interToken", p.InterToken}} {
+	}{{"ttft", p.TTFT}, {"e2e", p.E2E}, {"queueTime", p.QueueTime}, {"interToken", p.InterToken},
+		{"promptLength", p.PromptLength}, {"generationLength", p.GenerationLength}} {
 		if err := h.h.validate(); err != nil {
 			return fmt.Errorf("%s: %w", h.n, err)
 		}
@@ -288,7 +308,7 @@ func (f *Fleet) validate() error {
 	for _, c := range []struct {
 		n string
 		v *float64
-	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}} {
+	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}, {"ttftRequests", f.TTFTRequests}} {
 		if err := checkCount(c.n, c.v); err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 		{"not json", `{"v":1,`, "not valid JSON"},
 		{"no version", `{"pods":[{"name":"a"}]}`, "no version"},
 		{"future version", `{"v":2,"pods":[{"name":"a"}]}`, "version 2 is not supported"},
-		{"wrong type", `{"v":1,"pods":[{"name":"a","waiting":"3"}]}`, "pods: [0]: waiting: want a number"},
+		{"wrong type", `{"v":1,"pods":[{"name":"a","waiting":"3"}]}`, "pods.waiting of type float64"},
 		{"empty", `{"v":1}`, "neither pods nor fleet"},
 		{"unnamed pod", `{"v":1,"pods":[{"ready":true}]}`, "missing name"},
 		{"negative queue", `{"v":1,"pods":[{"name":"a","waiting":-1}]}`, "negative"},
@@ -59,7 +59,7 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 		{"non cumulative", `{"v":1,"pods":[{"name":"a","ttft":{"b":[{"le":1,"c":5},{"le":2,"c":4}],"sum":1,"count":5}}]}`, "not cumulative"},
 		{"bounds not increasing", `{"v":1,"pods":[{"name":"a","ttft":{"b":[{"le":2,"c":1},{"le":1,"c":4}],"sum":1,"count":5}}]}`, "not increasing"},
 		{"count below bucket", `{"v":1,"pods":[{"name":"a","e2e":{"b":[{"le":1,"c":5}],"sum":1,"count":4}}]}`, "below the last bucket"},
-		{"trailing", `{"v":1,"pods":[{"name":"a"}]} {"v":1}`, "trailing data"},
+		{"trailing", `{"v":1,"pods":[{"name":"a"}]} {"v":1}`, "after top-level value"},
 		{"fleet negative", `{"v":1,"fleet":{"source":"prometheus","waiting":-2}}`, "negative"},
 		{"fleet bad quantile", `{"v":1,"fleet":{"source":"prometheus","ttftQuantiles":{"0.95":-1}}}`, "negative"},
 	}

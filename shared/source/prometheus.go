@@ -6,10 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,11 +34,29 @@ type PrometheusOptions struct {
 	BearerTokenFile    string
 	CAFile             string
 	InsecureSkipVerify bool
-	Timeout            time.Duration
+	// Timeout bounds each query: connecting, waiting for the answer and
+	// reading all of it (0: only the caller's context).
+	Timeout time.Duration
+	// MaxResponseBytes bounds each query's answer; a longer one is an
+	// error (0: DefaultPrometheusMaxResponseBytes).
+	MaxResponseBytes int64
 }
 
-// NewPrometheusAPI builds a PromQL client with the given auth and TLS.
+// DefaultPrometheusMaxResponseBytes bounds one PromQL answer. The source's
+// queries aggregate to one series each (the series listing to one per
+// family), so a real answer is a few KiB; 4 MiB leaves room for Prometheus
+// warnings and info annotations.
+const DefaultPrometheusMaxResponseBytes = 4 << 20
+
+// NewPrometheusAPI builds a PromQL client with the given auth and TLS. It
+// follows no redirect: a redirected POST loses its query (and a bearer
+// token must not travel to another host), so a redirect is an error that
+// names where Prometheus pointed.
 func NewPrometheusAPI(o PrometheusOptions) (promv1.API, error) {
+	base, err := url.Parse(o.URL)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("prometheus URL %q: want scheme://host[:port][/path]", o.URL)
+	}
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // opt-in by config
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
@@ -48,31 +69,96 @@ func NewPrometheusAPI(o PrometheusOptions) (promv1.API, error) {
 		}
 		tlsCfg.RootCAs = pool
 	}
+	maxBytes := o.MaxResponseBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultPrometheusMaxResponseBytes
+	}
 	var rt http.RoundTripper = &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: o.Timeout}
+	rt = capBody{max: maxBytes, next: rt}
 	if o.BearerTokenFile != "" {
 		tok, err := os.ReadFile(o.BearerTokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("prometheus bearer token file: %w", err)
 		}
-		rt = bearer{token: strings.TrimSpace(string(tok)), next: rt}
+		rt = bearer{token: strings.TrimSpace(string(tok)), host: base.Host, next: rt}
 	}
-	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	hc := &http.Client{Transport: rt, Timeout: o.Timeout, CheckRedirect: refuseRedirect}
+	c, err := api.NewClient(api.Config{Address: o.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %q: %w", o.URL, err)
 	}
 	return promv1.NewAPI(c), nil
 }
 
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	return fmt.Errorf("prometheus redirected %s to %s: not followed (the query and the bearer token would not survive it); set prometheusURL to the address that answers",
+		via[0].URL.Redacted(), req.URL.Redacted())
+}
+
+// bearer adds the token to requests for the configured Prometheus host
+// only.
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token, host string
+	next        http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != b.host {
+		return b.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
 }
+
+// capBody fails an answer longer than max bytes instead of reading it
+// whole.
+type capBody struct {
+	max  int64
+	next http.RoundTripper
+}
+
+func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > c.max {
+		resp.Body.Close()
+		return nil, tooLarge(c.max)
+	}
+	resp.Body = &cappedReader{rc: resp.Body, left: c.max, max: c.max}
+	return resp, nil
+}
+
+func tooLarge(max int64) error {
+	return fmt.Errorf("prometheus answer exceeds %d bytes (prometheusMaxResponseBytes)", max)
+}
+
+type cappedReader struct {
+	rc        io.ReadCloser
+	left, max int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// At the cap: the answer is fine only if it ends here.
+		var probe [1]byte
+		n, err := c.rc.Read(probe[:])
+		if n > 0 {
+			return 0, tooLarge(c.max)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.rc.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *cappedReader) Close() error { return c.rc.Close() }
 
 // Querier is the part of the PromQL API the Prometheus source uses.
 type Querier interface {
@@ -88,9 +174,30 @@ type Prometheus struct {
 	Presets []*preset.Preset
 	// Matchers is a PromQL matcher list without braces, e.g.
 	// namespace="inference",pod=~"llm-.*".
-	Matchers  string
-	Window    time.Duration
+	Matchers string
+	Window   time.Duration
+	// Quantiles are the latency quantiles to report (nil: DefaultQuantiles);
+	// the ones the fleet view reads (ViewQuantiles) are always queried.
 	Quantiles []float64
+}
+
+// DefaultQuantiles is the default of prometheusQuantiles.
+func DefaultQuantiles() []float64 { return []float64{0.5, 0.9, 0.95, 0.99} }
+
+// ViewQuantiles are the quantiles the decide stage reads from a fleet
+// report: p95 for the latency rule, p99 for the baseline alert.
+func ViewQuantiles() []float64 { return []float64{0.95, 0.99} }
+
+// quantiles is the configured list (or the default) plus ViewQuantiles,
+// sorted, without duplicates.
+func (p *Prometheus) quantiles() []float64 {
+	qs := p.Quantiles
+	if len(qs) == 0 {
+		qs = DefaultQuantiles()
+	}
+	out := append(append([]float64{}, qs...), ViewQuantiles()...)
+	sort.Float64s(out)
+	return slices.Compact(out)
 }
 
 const matcherSyntax = `^\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*)*,?\s*$`
@@ -125,6 +232,10 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 			f.Errors = append(f.Errors, fmt.Sprintf("%v (no series match {%s})", err, p.Matchers))
 			return f
 		}
+	} else if !anyMapped(pr, present) {
+		// A fleet with no reading must say why, or it reads as an idle one.
+		f.Errors = append(f.Errors, fmt.Sprintf("no series of preset %s's families match {%s}", pr.Name, p.Matchers))
+		return f
 	}
 	fam := func(sig string) (string, preset.Reading, bool) {
 		r, ok := pr.Signals[sig]
@@ -179,7 +290,7 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		if !ok {
 			return
 		}
-		for _, q := range p.Quantiles {
+		for _, q := range p.quantiles() {
 			qs := strconv.FormatFloat(q, 'f', -1, 64)
 			add(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor(),
 				func(v float64) {
@@ -191,6 +302,11 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		}
 	}
 	quantiles("ttft", preset.TTFT, &f.TTFTQuantiles)
+	if n, r, ok := fam(preset.TTFT); ok {
+		// How many requests the TTFT quantiles rest on: the decide stage
+		// ignores quantiles of fewer than latencyMinRequests.
+		add("ttftRequests", "sum(increase("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.TTFTRequests = signal.F(v) })
+	}
 	quantiles("e2e", preset.E2E, &f.E2EQuantiles)
 	if n, r, ok := fam(preset.RequestsTotal); ok {
 		add("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
@@ -207,6 +323,18 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		}
 	}
 	return f
+}
+
+// anyMapped reports whether any family pr maps a signal to has series.
+func anyMapped(pr *preset.Preset, present map[string]bool) bool {
+	for _, r := range pr.Signals {
+		for _, n := range r.Families {
+			if present[n] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 const maxConcurrentQueries = 8

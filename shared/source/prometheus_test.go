@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/shared/expo/expotest"
 	"github.com/inferscale/inferscale/shared/preset"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/source"
 )
 
@@ -163,8 +165,13 @@ func TestPrometheusSourceAgainstRealServer(t *testing.T) {
 			t.Errorf("ttft q%s = %g, want in (0.25, 0.5]", q, v)
 		}
 	}
-	if len(f.TTFTQuantiles) != 2 || len(f.E2EQuantiles) != 2 {
+	// 0.5 and 0.99 as configured, 0.95 because the latency rule reads it.
+	if len(f.TTFTQuantiles) != 3 || len(f.E2EQuantiles) != 3 || f.TTFTQuantiles["0.95"] == 0 {
 		t.Errorf("quantiles ttft %v e2e %v", f.TTFTQuantiles, f.E2EQuantiles)
+	}
+	// 2 pods × 10 requests/s over the 4 s window (increase extrapolates).
+	if f.TTFTRequests == nil || *f.TTFTRequests < 40 || *f.TTFTRequests > 120 {
+		t.Errorf("ttft requests %v, want about 80", deref(f.TTFTRequests))
 	}
 	if f.StalenessSeconds == nil || *f.StalenessSeconds > 5 {
 		t.Errorf("staleness %v", f.StalenessSeconds)
@@ -179,11 +186,12 @@ func TestPrometheusSourceAgainstRealServer(t *testing.T) {
 	if f.Waiting != nil || len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "no known inference-server") {
 		t.Errorf("no series: %+v", f)
 	}
-	// A fixed preset whose families are absent gives nil fields and no error.
+	// A fixed preset whose families are all absent: no readings, and the
+	// fleet says why (a fleet with neither reads as an idle one).
 	tgi, _ := preset.Find(ps, "tgi")
 	p.Preset, p.Matchers = tgi, `namespace="inference"`
 	f = p.Fleet(ctx, time.Now())
-	if f.Waiting != nil || len(f.Errors) != 0 {
+	if f.Waiting != nil || len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "no series of preset tgi") {
 		t.Errorf("absent families: %+v", f)
 	}
 }
@@ -250,4 +258,177 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestPrometheusRedirectIsNotFollowed: a Prometheus URL that redirects to
+// another host neither hands that host the bearer token nor yields a fleet
+// without readings and without error (the redirected POST would lose its
+// query).
+func TestPrometheusRedirectIsNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		leaked.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirecting.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api, err := source.NewPrometheusAPI(source.PrometheusOptions{URL: redirecting.URL, BearerTokenFile: tok, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := preset.Builtins()
+	vllm, _ := preset.Find(ps, "vllm")
+	for name, pr := range map[string]*preset.Preset{"detected preset": nil, "fixed preset": vllm} {
+		f := (&source.Prometheus{API: api, Preset: pr, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+		if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "redirected") || !strings.Contains(f.Errors[0], other.URL) {
+			t.Errorf("%s: errors %q, want the redirect named", name, f.Errors)
+		}
+		if f.Waiting != nil {
+			t.Errorf("%s: readings from a redirect: %+v", name, f)
+		}
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other host got %d requests (authorization %v)", n, leaked.Load())
+	}
+}
+
+// TestPrometheusAnswerIsBounded: an answer over the size cap, and one that
+// trickles past the timeout, are errors the fleet carries.
+func TestPrometheusAnswerIsBounded(t *testing.T) {
+	ps, _ := preset.Builtins()
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		row := strings.Repeat(`{"metric":{"__name__":"vllm:num_requests_waiting"},"value":[1700000000,"2"]},`, 1000)
+		for i := 0; i < 1000; i++ { // about 80 MB if read whole
+			if _, err := io.WriteString(w, row); err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	api, err := source.NewPrometheusAPI(source.PrometheusOptions{URL: huge.URL, Timeout: 10 * time.Second, MaxResponseBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := (&source.Prometheus{API: api, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "exceeds 1048576 bytes") {
+		t.Errorf("oversized answer: errors %q", f.Errors)
+	}
+
+	// Headers at once, then a byte every 50 ms for far longer than the timeout.
+	stop := make(chan struct{})
+	defer close(stop)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		for i := 0; i < 2000; i++ {
+			if _, err := io.WriteString(w, " "); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-stop:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}))
+	defer slow.Close()
+	api, err = source.NewPrometheusAPI(source.PrometheusOptions{URL: slow.URL, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = (&source.Prometheus{API: api, Presets: ps, Window: time.Minute}).Fleet(context.Background(), time.Now())
+	// The client's Timeout or the request context may fire first,
+	// depending on the machine's load: both are the deadline.
+	if len(f.Errors) != 1 || !(strings.Contains(f.Errors[0], "Timeout") || strings.Contains(f.Errors[0], "deadline exceeded")) {
+		t.Errorf("answer trickling past the timeout: errors %q", f.Errors)
+	}
+}
+
+// TestPrometheusLatencyRuleScalesUp: with the default quantiles, a TTFT of
+// about 3 s (vLLM's (2.5 s, 5 s] bucket) against the default 2 s SLO,
+// read through a real Prometheus and decided by bin/evaluate, scales up:
+// the fleet report carries p95 and the request count it rests on.
+func TestPrometheusLatencyRuleScalesUp(t *testing.T) {
+	prometheusBinary(t)
+	bin := testenv.BuildBinaries(t)
+	// One request waiting per pod: load, but below the queue target, so the
+	// latency rule is the one that fires.
+	page := func() string {
+		start := time.Now()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := int(time.Since(start).Seconds()*10) + 1
+			p := expotest.VLLMV1{Model: "m", Engines: 1, Waiting: 1, Running: 5, KV: 0.3, Requests: n, HitBucket: 13}
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = io.WriteString(w, p.Render())
+		}))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	url := startPrometheus(t, map[string]string{"llm-0": page(), "llm-1": page()})
+	waitFor(t, url, `count_over_time(vllm:num_requests_waiting[4s]) >= 4`, 2)
+
+	api, err := source.NewPrometheusAPI(source.PrometheusOptions{URL: url, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := preset.Builtins()
+	now := time.Now().UTC().Truncate(time.Second)
+	f := (&source.Prometheus{API: api, Presets: ps, Window: 4 * time.Second,
+		Matchers: `namespace="inference",pod=~"llm-.*"`}).Fleet(context.Background(), now)
+	if len(f.Errors) != 0 || f.TTFTQuantiles["0.95"] <= 2.5 || f.TTFTRequests == nil || *f.TTFTRequests < 5 {
+		t.Fatalf("fleet: %+v (ttft requests %v)", f, deref(f.TTFTRequests))
+	}
+	ready, starting := 2, 0
+	f.ReadyPods, f.StartingPods = &ready, &starting
+	rep := &signal.Report{Version: signal.Version, ScrapeTime: now, Fleet: f}
+	for _, name := range []string{"llm-0", "llm-1"} {
+		created, readyAt := now.Add(-time.Hour), now.Add(-59*time.Minute)
+		rep.Pods = append(rep.Pods, signal.Pod{Name: name, Namespace: "inference", Phase: "Running", Ready: true,
+			CreatedAt: &created, ReadyAt: &readyAt, ScrapeTime: now})
+	}
+	value, err := rep.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(map[string]any{
+		"metrics": []map[string]string{{"resource": "llm", "value": string(value)}}, "runType": "scaler",
+		"resource": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "llm", "namespace": "inference"},
+			"spec": map[string]any{"replicas": 2}},
+	})
+	cmd := exec.Command(filepath.Join(bin, "evaluate"))
+	cmd.Stdin = strings.NewReader(string(in))
+	cmd.Env = []string{"configPath=/nonexistent/config.yaml", "stateFile=" + filepath.Join(t.TempDir(), "state.json"),
+		"INFERSCALE_NOW=" + now.Format(time.RFC3339)}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("evaluate: %v\n%s", err, stderr.String())
+	}
+	var o struct {
+		TargetReplicas int      `json:"targetReplicas"`
+		Reasons        []string `json:"reasons"`
+	}
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("evaluate output %s: %v", out, err)
+	}
+	t.Logf("TTFT p95 %.3gs over %.0f requests: 2 -> %d (%s)", f.TTFTQuantiles["0.95"], *f.TTFTRequests, o.TargetReplicas, strings.Join(o.Reasons, "; "))
+	if o.TargetReplicas <= 2 || !strings.Contains(strings.Join(o.Reasons, "; "), "latency") {
+		t.Errorf("TTFT p95 %.2gs against a 2 s SLO: target %d, reasons %q; want a latency scale-up", f.TTFTQuantiles["0.95"], o.TargetReplicas, o.Reasons)
+	}
 }

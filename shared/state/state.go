@@ -3,12 +3,15 @@
 // the GPU-utilisation EWMA, each pod's last counters and histograms,
 // observed startup times, arrival-rate history and hourly demand peaks.
 //
-// The state is plain JSON with a schema version. Every slice is kept sorted
-// so that a state that went through a file round-trips to exactly the same
-// decisions as one kept in memory.
+// This package is the model: the types, their bounds, the JSON encoding
+// (a schema version, strict decoding, a size limit) and Record, the only
+// function that changes a state. Where it is kept between ticks is package
+// store's. Every slice is kept sorted so that a state that went through a
+// file round-trips to exactly the same decisions as one kept in memory.
 package state
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -18,12 +21,30 @@ import (
 // Version is the schema version written in every state document.
 const Version = 1
 
-// Bounds on what the state keeps, so that its size stays constant.
+// Bounds on what the state keeps, so that it stays far below the 1 MiB a
+// ConfigMap holds: Record enforces them, Encode never writes more than
+// MaxStateBytes and Decode refuses more.
 const (
+	MaxStateBytes      = 512 << 10
 	MaxStartups        = 32
 	MaxRecommendations = 1024
 	MaxRates           = 64
 	MaxHourlyPeaks     = 24 * 8
+	// MaxPods and podBytes bound the per-pod counters, the only part that
+	// grows with the fleet: beyond them the least recently seen pods are
+	// not kept (they are measured from their next scrape on). The rest of
+	// the state fits in the other 128 KiB whatever it holds.
+	MaxPods  = 512
+	podBytes = MaxStateBytes - 128<<10
+	// MaxPodName is the longest pod name kept (Kubernetes names are at most 253 bytes).
+	MaxPodName = 253
+	// MaxHistogramBuckets is the most buckets a kept histogram has; a
+	// larger one is not kept (the pod's latency is then unread).
+	MaxHistogramBuckets = 128
+	// MaxEventsBytes bounds the event recorder's memory; MaxAdvisory the
+	// advisory history (three hours at CPA's 15 s interval).
+	MaxEventsBytes = 32 << 10
+	MaxAdvisory    = 720
 	// PodForgetAfter drops a pod's counters when it has not been seen for this long.
 	PodForgetAfter = 30 * time.Minute
 )
@@ -63,6 +84,27 @@ type State struct {
 	Rates []RateSample `json:"rates,omitempty"`
 	// HourlyPeaks is the peak reactive need per clock hour, oldest first.
 	HourlyPeaks []HourlyPeak `json:"hourlyPeaks,omitempty"`
+	// Service is policy v2's memory: the service model, the forecast and
+	// the learned headroom (nil before the first v2 tick).
+	Service *Service `json:"service,omitempty"`
+	// Marked are the pods last given a pod-deletion cost (the victims of
+	// the last scale-down asked for), sorted: a later tick clears the marks
+	// of those still there.
+	Marked []string `json:"marked,omitempty"`
+	// Events is the Kubernetes event recorder's memory (what it deduplicates
+	// and rate-limits against), kept opaque here; at most MaxEventsBytes.
+	Events json.RawMessage `json:"events,omitempty"`
+	// Advisory is the decision history of advisory mode, oldest first, at
+	// most MaxAdvisory ticks: what inferscale would have asked for.
+	Advisory []AdvisoryTick `json:"advisory,omitempty"`
+}
+
+// AdvisoryTick is one advisory decision: the replicas there were and the
+// target inferscale would have returned.
+type AdvisoryTick struct {
+	At      time.Time `json:"at"`
+	Current int       `json:"current"`
+	Target  int       `json:"target"`
 }
 
 // Recommendation is one tick's recommendation before stabilisation.
@@ -80,6 +122,26 @@ type PodCounters struct {
 	InFlight      *float64  `json:"inFlight,omitempty"`
 	TTFT          *Hist     `json:"ttft,omitempty"`
 	E2E           *Hist     `json:"e2e,omitempty"`
+	// Service are the readings the service model is fitted from (nil in
+	// a state written before they were kept: the pod is measured from its
+	// next scrape on).
+	Service *ServiceCounters `json:"service,omitempty"`
+}
+
+// ServiceCounters are one pod's cumulative readings for the service
+// model: the inter-token histogram's sum and count, the token counters,
+// the running and KV gauges, and the queue-time and request-length
+// histograms.
+type ServiceCounters struct {
+	ITLSum       float64  `json:"itlSum,omitempty"`
+	ITLCount     float64  `json:"itlCount,omitempty"`
+	PromptTokens *float64 `json:"promptTokens,omitempty"`
+	OutputTokens *float64 `json:"outputTokens,omitempty"`
+	Running      float64  `json:"running,omitempty"`
+	KV           float64  `json:"kv,omitempty"`
+	Queue        *Hist    `json:"queue,omitempty"`
+	Prompts      *Hist    `json:"prompts,omitempty"`
+	Outputs      *Hist    `json:"outputs,omitempty"`
 }
 
 // Hist is a cumulative histogram stored as parallel arrays (bounds and
@@ -92,9 +154,10 @@ type Hist struct {
 	Count float64   `json:"count"`
 }
 
-// HistOf converts a signal histogram (nil for nil).
+// HistOf converts a signal histogram (nil for nil, and for one with more
+// than MaxHistogramBuckets buckets).
 func HistOf(h *signal.Histogram) *Hist {
-	if h == nil {
+	if h == nil || len(h.Buckets) > MaxHistogramBuckets {
 		return nil
 	}
 	out := &Hist{LE: make([]float64, len(h.Buckets)), C: make([]float64, len(h.Buckets)), Sum: h.Sum, Count: h.Count}
@@ -148,62 +211,6 @@ func (s *State) Pod(name string) *PodCounters {
 	return nil
 }
 
-// PutPod stores c, replacing the pod of the same name, keeping Pods sorted.
-func (s *State) PutPod(c PodCounters) {
-	i := sort.Search(len(s.Pods), func(i int) bool { return s.Pods[i].Name >= c.Name })
-	if i < len(s.Pods) && s.Pods[i].Name == c.Name {
-		s.Pods[i] = c
-		return
-	}
-	s.Pods = append(s.Pods, PodCounters{})
-	copy(s.Pods[i+1:], s.Pods[i:])
-	s.Pods[i] = c
-}
-
-// ForgetPods drops pods not seen since before cutoff.
-func (s *State) ForgetPods(cutoff time.Time) {
-	kept := s.Pods[:0]
-	for _, p := range s.Pods {
-		if !p.SeenAt.Before(cutoff) {
-			kept = append(kept, p)
-		}
-	}
-	s.Pods = kept
-}
-
-// HasStartup reports whether pod's startup was already recorded.
-func (s *State) HasStartup(pod string) bool {
-	for _, st := range s.Startups {
-		if st.Pod == pod {
-			return true
-		}
-	}
-	return false
-}
-
-// AddStartup records a pod's startup, keeping the newest MaxStartups.
-func (s *State) AddStartup(st Startup) {
-	s.Startups = append(s.Startups, st)
-	if n := len(s.Startups) - MaxStartups; n > 0 {
-		s.Startups = append(s.Startups[:0], s.Startups[n:]...)
-	}
-}
-
-// AddRate appends a rate sample and drops samples older than keep.
-func (s *State) AddRate(r RateSample, keep time.Duration) {
-	s.Rates = append(s.Rates, r)
-	cut := 0
-	for cut < len(s.Rates) && r.At.Sub(s.Rates[cut].At) > keep {
-		cut++
-	}
-	if n := len(s.Rates) - MaxRates; n > cut {
-		cut = n
-	}
-	if cut > 0 {
-		s.Rates = append(s.Rates[:0], s.Rates[cut:]...)
-	}
-}
-
 // ScaleTimes returns the last scale-up and scale-down times given the
 // replica count observed now. A count that differs from the one observed at
 // LastTick is a scale that was applied after that tick, dated at it (the
@@ -224,47 +231,6 @@ func (s *State) ScaleTimes(current int) (up, down *time.Time) {
 	return up, down
 }
 
-// ObserveReplicas stores the scale times implied by the replica count
-// observed now (ScaleTimes) and remembers the count for the next tick.
-// Call it before moving LastTick to now.
-func (s *State) ObserveReplicas(current int) {
-	s.LastScaleUp, s.LastScaleDown = s.ScaleTimes(current)
-	s.Replicas = &current
-}
-
-// AddRecommendation appends a recommendation and drops those older than keep.
-func (s *State) AddRecommendation(r Recommendation, keep time.Duration) {
-	s.Recommendations = append(s.Recommendations, r)
-	cut := 0
-	for cut < len(s.Recommendations) && r.At.Sub(s.Recommendations[cut].At) > keep {
-		cut++
-	}
-	if n := len(s.Recommendations) - MaxRecommendations; n > cut {
-		cut = n
-	}
-	if cut > 0 {
-		s.Recommendations = append(s.Recommendations[:0], s.Recommendations[cut:]...)
-	}
-}
-
-// NotePeak raises the peak of the hour containing at to replicas.
-func (s *State) NotePeak(at time.Time, replicas int) {
-	hour := at.UTC().Truncate(time.Hour)
-	if n := len(s.HourlyPeaks); n > 0 && s.HourlyPeaks[n-1].Hour.Equal(hour) {
-		if replicas > s.HourlyPeaks[n-1].Replicas {
-			s.HourlyPeaks[n-1].Replicas = replicas
-		}
-		return
-	}
-	if n := len(s.HourlyPeaks); n > 0 && hour.Before(s.HourlyPeaks[n-1].Hour) {
-		return // clock went backwards; keep history ordered
-	}
-	s.HourlyPeaks = append(s.HourlyPeaks, HourlyPeak{Hour: hour, Replicas: replicas})
-	if n := len(s.HourlyPeaks) - MaxHourlyPeaks; n > 0 {
-		s.HourlyPeaks = append(s.HourlyPeaks[:0], s.HourlyPeaks[n:]...)
-	}
-}
-
 // PeakAt returns the recorded peak of the hour containing t.
 func (s *State) PeakAt(t time.Time) (int, bool) {
 	hour := t.UTC().Truncate(time.Hour)
@@ -273,4 +239,26 @@ func (s *State) PeakAt(t time.Time) (int, bool) {
 		return s.HourlyPeaks[i].Replicas, true
 	}
 	return 0, false
+}
+
+// WithStartups returns the startup history after adding ss: a new slice
+// holding the newest MaxStartups (prev is not changed).
+func WithStartups(prev []Startup, ss ...Startup) []Startup {
+	out := append(append(make([]Startup, 0, len(prev)+len(ss)), prev...), ss...)
+	if n := len(out) - MaxStartups; n > 0 {
+		out = out[n:]
+	}
+	return out
+}
+
+// WithRate returns the rate history after adding r: a new slice without
+// the samples older than keep before r, and at most MaxRates long (prev is
+// not changed).
+func WithRate(prev []RateSample, r RateSample, keep time.Duration) []RateSample {
+	out := append(append(make([]RateSample, 0, len(prev)+1), prev...), r)
+	cut := 0
+	for cut < len(out) && r.At.Sub(out[cut].At) > keep {
+		cut++
+	}
+	return out[max(cut, len(out)-MaxRates):]
 }

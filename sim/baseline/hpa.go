@@ -135,9 +135,13 @@ type timedRecommendation struct {
 	at       time.Time
 }
 
+// scaleEvent is timestampedScaleEvent: a replica change, when it happened,
+// and whether it has left the longest policy period of its direction
+// (then its slot may be reused by the next event).
 type scaleEvent struct {
-	change int
-	at     time.Time
+	change   int
+	at       time.Time
+	outdated bool
 }
 
 // HPA is the Kubernetes horizontal-pod-autoscaler controller for one HPA
@@ -227,6 +231,7 @@ func (h *HPA) tolerances() tolerances {
 // Recommend runs one HPA sync (reconcileAutoscaler).
 func (h *HPA) Recommend(obs scaler.Observation) (int, error) {
 	cur := obs.SpecReplicas
+	h.recordInitialRecommendation(obs.Now, cur)
 	var desired int
 	switch {
 	case cur == 0 && obs.MinReplicas != 0:
@@ -250,6 +255,16 @@ func (h *HPA) Recommend(obs scaler.Observation) (int, error) {
 		h.storeScaleEvent(obs.Now, cur, desired)
 	}
 	return desired, nil
+}
+
+// recordInitialRecommendation seeds an empty recommendation history with
+// the current scale, as the controller does on its first sync of an HPA
+// (horizontal.go recordInitialRecommendation): the scale the HPA found
+// counts as a recommendation, so the first down-window holds at least it.
+func (h *HPA) recordInitialRecommendation(now time.Time, cur int) {
+	if h.recommendations == nil {
+		h.recommendations = []timedRecommendation{{cur, now}}
+	}
 }
 
 // replicasForMetrics is computeReplicasForMetrics: the max over metrics,
@@ -471,13 +486,22 @@ func (h *HPA) record(old int, r timedRecommendation) {
 	h.recommendations = append(h.recommendations, r)
 }
 
-// normalizeWithBehaviors stabilises, then rate-limits against the scale
-// events of each policy's period (up and down events netted).
+// normalizeWithBehaviors is normalizeDesiredReplicasWithBehaviors:
+// stabilise over both windows, then rate-limit against the scale events of
+// each policy's period (up and down events netted).
 func (h *HPA) normalizeWithBehaviors(obs scaler.Observation, proposal int) int {
-	cur := obs.SpecReplicas
+	rec := h.stabilizeWithBehaviors(obs.Now, obs.SpecReplicas, proposal)
+	return h.limitRate(obs.Now, obs.SpecReplicas, rec, obs.MinReplicas, obs.MaxReplicas)
+}
+
+// stabilizeWithBehaviors is stabilizeRecommendationWithBehaviors: the
+// current scale brought within [min of the scale-up window, max of the
+// scale-down window] (the proposal included), and the proposal recorded in
+// place of one recommendation older than both windows.
+func (h *HPA) stabilizeWithBehaviors(now time.Time, cur, proposal int) int {
 	b := h.cfg.Behavior
-	upCut := obs.Now.Add(-b.ScaleUp.StabilizationWindow)
-	downCut := obs.Now.Add(-b.ScaleDown.StabilizationWindow)
+	upCut := now.Add(-b.ScaleUp.StabilizationWindow)
+	downCut := now.Add(-b.ScaleDown.StabilizationWindow)
 	upRec, downRec, old := proposal, proposal, -1
 	for i, r := range h.recommendations {
 		if r.at.After(upCut) {
@@ -490,30 +514,26 @@ func (h *HPA) normalizeWithBehaviors(obs scaler.Observation, proposal int) int {
 			old = i
 		}
 	}
-	rec := cur
-	if rec < upRec {
-		rec = upRec
-	}
-	if rec > downRec {
-		rec = downRec
-	}
-	h.record(old, timedRecommendation{proposal, obs.Now})
-
-	switch {
-	case rec > cur:
-		limit := h.scaleLimit(obs.Now, cur, b.ScaleUp, true)
-		if limit < cur {
-			limit = cur
-		}
-		return min(rec, obs.MaxReplicas, limit)
-	case rec < cur:
-		limit := h.scaleLimit(obs.Now, cur, b.ScaleDown, false)
-		if limit > cur {
-			limit = cur
-		}
-		return max(rec, obs.MinReplicas, limit)
-	}
+	rec := max(cur, upRec)
+	rec = min(rec, downRec)
+	h.record(old, timedRecommendation{proposal, now})
 	return rec
+}
+
+// limitRate is convertDesiredReplicasWithBehaviorRate: a scale-up is held
+// to the scale-up policies (never below cur) and maxReplicas, a scale-down
+// to the scale-down policies (never above cur) and minReplicas.
+func (h *HPA) limitRate(now time.Time, cur, desired, minR, maxR int) int {
+	b := h.cfg.Behavior
+	switch {
+	case desired > cur:
+		limit := max(h.scaleLimit(now, cur, b.ScaleUp, true), cur)
+		return min(desired, maxR, limit)
+	case desired < cur:
+		limit := min(h.scaleLimit(now, cur, b.ScaleDown, false), cur)
+		return max(desired, minR, limit)
+	}
+	return desired
 }
 
 // scaleLimit is calculateScaleUpLimitWithScalingRules /
@@ -559,27 +579,42 @@ func changeWithin(events []scaleEvent, now time.Time, period time.Duration) int 
 	return n
 }
 
-// storeScaleEvent records a scale event, reusing one older than the longest
-// policy period of its direction (markScaleEventsOutdated).
+// storeScaleEvent records a scale event (horizontal.go storeScaleEvent):
+// events older than the longest policy period of the direction are marked
+// outdated (markScaleEventsOutdated), and the last outdated one is replaced
+// by the new event; with none outdated the event is appended.
 func (h *HPA) storeScaleEvent(now time.Time, prev, next int) {
 	b := h.cfg.Behavior
-	store := func(events []scaleEvent, rules ScalingRules, change int) []scaleEvent {
-		longest := time.Duration(0)
-		for _, p := range rules.Policies {
-			longest = max(longest, p.Period)
-		}
-		cutoff := now.Add(-longest)
-		for i, e := range events {
-			if e.at.Before(cutoff) {
-				events[i] = scaleEvent{change, now}
-				return events
-			}
-		}
-		return append(events, scaleEvent{change, now})
-	}
 	if next > prev {
-		h.upEvents = store(h.upEvents, b.ScaleUp, next-prev)
+		h.upEvents = storeEvent(h.upEvents, now, longestPeriod(b.ScaleUp), next-prev)
 	} else {
-		h.downEvents = store(h.downEvents, b.ScaleDown, prev-next)
+		h.downEvents = storeEvent(h.downEvents, now, longestPeriod(b.ScaleDown), prev-next)
 	}
+}
+
+func storeEvent(events []scaleEvent, now time.Time, longest time.Duration, change int) []scaleEvent {
+	cutoff := now.Add(-longest)
+	reuse := -1
+	for i := range events {
+		if events[i].at.Before(cutoff) {
+			events[i].outdated = true
+		}
+		if events[i].outdated {
+			reuse = i
+		}
+	}
+	e := scaleEvent{change: change, at: now}
+	if reuse >= 0 {
+		events[reuse] = e
+		return events
+	}
+	return append(events, e)
+}
+
+func longestPeriod(r ScalingRules) time.Duration {
+	longest := time.Duration(0)
+	for _, p := range r.Policies {
+		longest = max(longest, p.Period)
+	}
+	return longest
 }

@@ -218,7 +218,12 @@ func TestBehaviorSeed002(t *testing.T) {
 	five := func(w float64) []podSpec {
 		return []podSpec{ready(w), ready(w), ready(w), ready(w), ready(w)}
 	}
-	// t=0: cur 5, avg 0.8 → ratio 0.8 → ceil(4) = 4; down window holds only this rec.
+	// t=-700: the HPA's first sync records the scale it found (5) and the
+	// proposal 4; the 600 s down window holds at 5.
+	if got, _ := h.Recommend(obsOf(at(-700), 5, 1, 100, five(0.8)...)); got != 5 {
+		t.Fatalf("t=-700: got %d, want 5 (initial recommendation)", got)
+	}
+	// t=0: cur 5, avg 0.8 → ratio 0.8 → ceil(4) = 4; both t=-700 recs left the window.
 	// Down limit: Pods 1/120 s from start 5 → 4; selectPolicy Min → max(props) = 4 → 4.
 	if got, _ := h.Recommend(obsOf(at(0), 5, 1, 100, five(0.8)...)); got != 4 {
 		t.Fatalf("t=0: got %d, want 4", got)
@@ -244,6 +249,10 @@ func TestBehaviorSeed002ScaleDownRate(t *testing.T) {
 			out[i] = ready(0.1)
 		}
 		return out
+	}
+	// the first sync, 700 s earlier, holds at the initial recommendation 10
+	if got, _ := h.Recommend(obsOf(at(-700), 10, 1, 100, pods(10)...)); got != 10 {
+		t.Fatalf("t=-700: got %d, want 10 (initial recommendation)", got)
 	}
 	// proposal ceil(0.1·10) = 1; down limit 10 − 1 = 9
 	if got, _ := h.Recommend(obsOf(at(0), 10, 1, 100, pods(10)...)); got != 9 {

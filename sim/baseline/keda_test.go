@@ -121,10 +121,15 @@ func TestKEDACronFloor(t *testing.T) {
 	if got, _ := k.Recommend(obsOf(at(0), 2, 1, 10, ready(0), ready(0))); got != 4 {
 		t.Fatalf("inside the cron window: got %d, want 4", got)
 	}
-	// 11:00: outside → both metrics 0 → HPA min 1
+	// 11:00: outside → both metrics 0 → proposal min 1, but the generated
+	// HPA's first sync records the scale it found (2), which holds for its
+	// 300 s down window; after it the HPA goes to min 1
 	k2 := newTestKEDA(t, &v, 0, crons)
-	if got, _ := k2.Recommend(obsOf(at(7200), 2, 1, 10, ready(0), ready(0))); got != 1 {
-		t.Fatalf("outside the cron window: got %d, want 1", got)
+	if got, _ := k2.Recommend(obsOf(at(7200), 2, 1, 10, ready(0), ready(0))); got != 2 {
+		t.Fatalf("outside the cron window, first sync: got %d, want 2 (initial recommendation)", got)
+	}
+	if got, _ := k2.Recommend(obsOf(at(7200+301), 2, 1, 10, ready(0), ready(0))); got != 1 {
+		t.Fatalf("outside the cron window after the down window: got %d, want 1", got)
 	}
 	// the queue wins when higher: ceil(30/3) = 10 > 4
 	v = 30

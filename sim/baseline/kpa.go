@@ -35,16 +35,15 @@ type timedValue struct {
 	v  float64
 }
 
-// KPA is Knative's pod autoscaler decider: stable and panic window
-// averages of the revision's total concurrency, panic mode that never
-// scales down, rate limits, optional scale-down delay.
+// KPA is Knative's pod autoscaler for one revision: the stats scraper and
+// the stable/panic window averages of its total concurrency (the metric
+// collector), the decider (kpaDecider), and the scale-to-zero grace the
+// KPA reconciler applies to the decider's 0.
 type KPA struct {
-	cfg          KPAConfig
-	samples      []timedValue // total concurrency per tick
-	panicTime    time.Time
-	maxPanicPods int
-	delay        []timedValue // desired counts within the scale-down delay
-	zeroSince    time.Time
+	cfg       KPAConfig
+	samples   []timedValue // total concurrency per tick
+	decider   *kpaDecider  // created at the first tick
+	zeroSince time.Time
 }
 
 // NewKPA checks the settings.
@@ -114,6 +113,10 @@ func (k *KPA) scrape(obs scaler.Observation, readyRaw int) (float64, bool) {
 func (k *KPA) Recommend(obs scaler.Observation) (int, error) {
 	now := obs.Now
 	readyRaw := obs.Ready()
+	if k.decider == nil {
+		// The decider is created with the revision's ready pods at hand.
+		k.decider = newKPADecider(k.cfg, now, readyRaw)
+	}
 	if total, ok := k.scrape(obs, readyRaw); ok {
 		k.samples = append(k.samples, timedValue{now, total})
 	}
@@ -125,42 +128,9 @@ func (k *KPA) Recommend(obs scaler.Observation) (int, error) {
 		// "No data to scale on yet": the decider makes no recommendation.
 		return clamp(obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas), nil
 	}
-	ready := math.Max(1, float64(readyRaw))
-	target := k.cfg.ContainerConcurrency * k.cfg.TargetUtilization
 	stable := windowAverage(k.samples, now, k.cfg.StableWindow)
 	panicV := windowAverage(k.samples, now, k.panicWindow())
-
-	maxUp := math.Ceil(k.cfg.MaxScaleUpRate * ready)
-	maxDown := math.Floor(ready / k.cfg.MaxScaleDownRate)
-	dspc := math.Ceil(stable / target)
-	dppc := math.Ceil(panicV / target)
-	ds := int(math.Min(math.Max(dspc, maxDown), maxUp))
-	dp := int(math.Min(math.Max(dppc, maxDown), maxUp))
-
-	over := dppc/ready >= k.cfg.PanicThreshold
-	switch {
-	case over:
-		k.panicTime = now // enter or extend panic
-	case !k.panicTime.IsZero() && now.After(k.panicTime.Add(k.cfg.StableWindow)):
-		k.panicTime, k.maxPanicPods = time.Time{}, 0
-	}
-	desired := ds
-	if !k.panicTime.IsZero() {
-		desired = max(ds, dp)
-		// no scale-down while panicking
-		k.maxPanicPods = max(k.maxPanicPods, desired)
-		desired = k.maxPanicPods
-	}
-	if k.cfg.ScaleDownDelay > 0 {
-		k.delay = append(k.delay, timedValue{now, float64(desired)})
-		dc := now.Add(-k.cfg.ScaleDownDelay)
-		for len(k.delay) > 0 && !k.delay[0].at.After(dc) {
-			k.delay = k.delay[1:]
-		}
-		for _, d := range k.delay {
-			desired = max(desired, int(d.v))
-		}
-	}
+	desired := k.decider.scale(now, readyRaw, stable, panicV)
 	if desired == 0 {
 		if k.zeroSince.IsZero() {
 			k.zeroSince = now
@@ -175,7 +145,71 @@ func (k *KPA) Recommend(obs scaler.Observation) (int, error) {
 }
 
 // Panicking reports whether the decider is in panic mode.
-func (k *KPA) Panicking() bool { return !k.panicTime.IsZero() }
+func (k *KPA) Panicking() bool { return k.decider != nil && k.decider.panicking() }
+
+// kpaDecider is Knative's autoscaler (pkg/autoscaler/scaling/autoscaler.go
+// at knative/serving 98e5ef90): from the observed stable and panic values
+// and the ready pod count to a desired pod count, with panic mode that never
+// scales down, the rate limits and the scale-down delay window.
+type kpaDecider struct {
+	cfg          KPAConfig
+	panicTime    time.Time
+	maxPanicPods int
+	delay        []timedValue // desired counts within the scale-down delay
+}
+
+// newKPADecider is newAutoscaler: a decider created with more than one
+// ready pod starts in panic mode, holding that count until the stable
+// window has data to decide on (a restarted autoscaler has lost its metric
+// history and must not scale down on it).
+func newKPADecider(cfg KPAConfig, now time.Time, readyPods int) *kpaDecider {
+	d := &kpaDecider{cfg: cfg, maxPanicPods: readyPods}
+	if readyPods > 1 {
+		d.panicTime = now
+	}
+	return d
+}
+
+func (d *kpaDecider) panicking() bool { return !d.panicTime.IsZero() }
+
+// scale is autoscaler.Scale for valid metrics: stable and panic are the
+// window averages of the revision's total, readyRaw the ready pod count.
+func (d *kpaDecider) scale(now time.Time, readyRaw int, stable, panicV float64) int {
+	ready := math.Max(1, float64(readyRaw))
+	target := d.cfg.ContainerConcurrency * d.cfg.TargetUtilization
+	maxUp := math.Ceil(d.cfg.MaxScaleUpRate * ready)
+	maxDown := math.Floor(ready / d.cfg.MaxScaleDownRate)
+	dspc := math.Ceil(stable / target)
+	dppc := math.Ceil(panicV / target)
+	ds := int(math.Min(math.Max(dspc, maxDown), maxUp))
+	dp := int(math.Min(math.Max(dppc, maxDown), maxUp))
+
+	over := dppc/ready >= d.cfg.PanicThreshold
+	switch {
+	case over:
+		d.panicTime = now // enter or extend panic
+	case d.panicking() && now.After(d.panicTime.Add(d.cfg.StableWindow)):
+		d.panicTime, d.maxPanicPods = time.Time{}, 0
+	}
+	desired := ds
+	if d.panicking() {
+		desired = max(ds, dp)
+		// no scale-down while panicking
+		d.maxPanicPods = max(d.maxPanicPods, desired)
+		desired = d.maxPanicPods
+	}
+	if d.cfg.ScaleDownDelay > 0 {
+		d.delay = append(d.delay, timedValue{now, float64(desired)})
+		dc := now.Add(-d.cfg.ScaleDownDelay)
+		for len(d.delay) > 0 && !d.delay[0].at.After(dc) {
+			d.delay = d.delay[1:]
+		}
+		for _, v := range d.delay {
+			desired = max(desired, int(v.v))
+		}
+	}
+	return desired
+}
 
 // kpa: concurrency target 0.7 × max_num_seqs.
 func kpaPreset() preset {

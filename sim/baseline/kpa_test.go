@@ -32,11 +32,13 @@ func kpaObs(sec float64, spec int, total float64) scaler.Observation {
 
 func TestKPAPanicEntryHoldAndExit(t *testing.T) {
 	k := newTestKPA(t, nil) // target 0.7·10 = 7 per pod
-	// t=0..60: total 14 → ceil(14/7) = 2, panic window 14 → 2/2 = 1 < 2: no panic
+	// t=0..60: created with 2 ready pods, the decider starts in panic mode
+	// (holding 2) until 60 s pass with no over-threshold tick; total 14 →
+	// ceil(14/7) = 2, panic window 14 → 2/2 = 1 < 2 is never over.
 	for s := 0; s <= 60; s += 2 {
 		got, _ := k.Recommend(kpaObs(float64(s), 2, 14))
-		if got != 2 || k.Panicking() {
-			t.Fatalf("t=%d: got %d panic=%v, want 2 and no panic", s, got, k.Panicking())
+		if got != 2 || !k.Panicking() {
+			t.Fatalf("t=%d: got %d panic=%v, want 2 in the start-up panic", s, got, k.Panicking())
 		}
 	}
 	// t=62: burst to 70. Panic window (56,62] = {14,14,70} → 32.67 → ceil(4.67) = 5; 5/2 = 2.5 ≥ 2 → panic.
@@ -72,23 +74,29 @@ func TestKPAScaleDownRateAndDelay(t *testing.T) {
 		return obsOf(at(sec), 8, 1, 100, ps...)
 	}
 	k := newTestKPA(t, nil)
-	// 8 ready, no load: ceil(0) = 0 bounded by floor(8/2) = 4
-	if got, _ := k.Recommend(eight(0, 0)); got != 4 {
+	// created with 8 ready pods: the start-up panic holds 8 for the first 60 s
+	if got, _ := k.Recommend(eight(0, 0)); got != 8 {
+		t.Fatalf("start-up panic: got %d, want 8", got)
+	}
+	// t=62: panic over; no load: ceil(0) = 0 bounded by floor(8/2) = 4
+	if got, _ := k.Recommend(eight(62, 0)); got != 4 {
 		t.Fatalf("max scale-down rate: got %d, want 4", got)
 	}
 	// scale-down delay 20 s: the desired count is the max over the last 20 s
 	kd := newTestKPA(t, func(c *KPAConfig) { c.ScaleDownDelay = 20 * time.Second })
-	// t=0: 8 pods at 56 → ceil(56/7) = 8
-	if got, _ := kd.Recommend(eight(0, 56)); got != 8 {
-		t.Fatalf("got %d, want 8", got)
+	// t=0 (start-up panic) and t=62 (panic over): 8 pods at 56 → ceil(56/7) = 8
+	for _, sec := range []float64{0, 62} {
+		if got, _ := kd.Recommend(eight(sec, 56)); got != 8 {
+			t.Fatalf("t=%g: got %d, want 8", sec, got)
+		}
 	}
-	// t=10: stable avg (56+0)/2 = 28 → 4; delayed: max(8, 4) = 8
-	if got, _ := kd.Recommend(eight(10, 0)); got != 8 {
+	// t=72: stable avg over (12,72] (56+0)/2 = 28 → 4; delayed: max(8, 4) = 8
+	if got, _ := kd.Recommend(eight(72, 0)); got != 8 {
 		t.Fatalf("scale-down delay: got %d, want 8", got)
 	}
-	// t=22: the t=0 decision is older than 20 s; stable avg (56+0+0)/3 = 18.67 → 3,
-	// bounded by floor(8/2) = 4; window {4 (t=10), 4} → 4
-	if got, _ := kd.Recommend(eight(22, 0)); got != 4 {
+	// t=84: the t=62 decision is older than 20 s; stable avg (56+0+0)/3 = 18.67 → 3,
+	// bounded by floor(8/2) = 4; window {4 (t=72), 4} → 4
+	if got, _ := kd.Recommend(eight(84, 0)); got != 4 {
 		t.Fatalf("after the delay: got %d, want 4", got)
 	}
 }

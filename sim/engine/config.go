@@ -47,10 +47,18 @@ type Config struct {
 	Model Model
 	// Startup of every new pod. Pods present at t=0 are already Ready.
 	Startup Startup
-	// DrainGraceSeconds is terminationGracePeriodSeconds: a deleted Ready pod
-	// leaves the load balancer at once, finishes what it holds and is
-	// killed at the end of the grace period with whatever is left.
+	// DrainGraceSeconds is terminationGracePeriodSeconds and PreStopSeconds
+	// the pod's preStop sleep. A deleted pod leaves the load balancer at
+	// once (its EndpointSlice entry turns not-ready at the deletion); vLLM
+	// keeps serving what it holds through the preStop and, on SIGTERM after
+	// it, drains (rejects new requests, finishes in-flight ones; vLLM
+	// --shutdown-timeout). The pod ends when it is empty and the preStop
+	// is over, or is killed with whatever it still holds when the grace
+	// period (which the preStop counts against) runs out. A Starting pod
+	// (container running, not Ready) lives out its preStop; a Pending one
+	// (no node) goes at once.
 	DrainGraceSeconds float64
+	PreStopSeconds    float64
 	// ScrapeIntervalSeconds is how often pods' metrics are sampled;
 	// MetricLagSeconds is how old a sample must be before a controller can
 	// see it (scrape + adapter + cache delay).
@@ -71,7 +79,7 @@ type Config struct {
 	// while no replica is Ready before rejecting it (503).
 	HoldTimeoutSeconds float64
 	// MaxTailSeconds stops the replay this long after the last arrival;
-	// requests still unfinished then are counted killed.
+	// requests still in flight then are counted Unfinished.
 	MaxTailSeconds float64
 	// BinSeconds is the resolution of the time series in Result.
 	BinSeconds float64
@@ -83,13 +91,28 @@ type Config struct {
 	Progress func(simSeconds float64)
 }
 
+// Version names the engine's replay semantics. Bump it with any change
+// that can alter a replay's outcome (time model, scheduler, lifecycle,
+// metrics, defaults): caches of replay results (the bar matrix's oracle
+// and static fleets) are keyed by it.
+const Version = "2026-12-sim-v2.1"
+
+// The drain defaults are those of the project's example vLLM Deployment:
+// a 15 s preStop sleep (endpoint propagation to the load balancer) and
+// vLLM --shutdown-timeout 600, so terminationGracePeriodSeconds 630.
+const (
+	DefaultPreStopSeconds = 15
+	DefaultGraceSeconds   = 630
+)
+
 // DefaultConfig is the simulator's reference set-up.
 func DefaultConfig() Config {
 	return Config{
 		Seed:                  1,
 		Model:                 Llama31_8B_H100(),
 		Startup:               Startup{PendingSeconds: 2, MedianSeconds: 58, Sigma: 0.25},
-		DrainGraceSeconds:     30,
+		DrainGraceSeconds:     DefaultGraceSeconds,
+		PreStopSeconds:        DefaultPreStopSeconds,
 		ScrapeIntervalSeconds: 5,
 		MetricLagSeconds:      15,
 		GPUDutySamples:        5,
@@ -120,6 +143,7 @@ func (c Config) Validate() error {
 	pos("Startup.MedianSeconds", c.Startup.MedianSeconds, true)
 	pos("Startup.Sigma", c.Startup.Sigma, true)
 	pos("DrainGraceSeconds", c.DrainGraceSeconds, true)
+	pos("PreStopSeconds", c.PreStopSeconds, true)
 	pos("ScrapeIntervalSeconds", c.ScrapeIntervalSeconds, false)
 	pos("MetricLagSeconds", c.MetricLagSeconds, true)
 	pos("TTFTSLOSeconds", c.TTFTSLOSeconds, false)

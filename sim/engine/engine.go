@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 	"github.com/inferscale/inferscale/sim/scaler"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -21,6 +22,7 @@ const (
 	evStarting
 	evReady
 	evDrainEnd
+	evPreStopEnd
 	evScrape
 	evTick
 )
@@ -144,7 +146,7 @@ func (e *Engine) Run(ctx context.Context) (*Result, error) {
 		}
 		if e.srcDone && e.events.Len() > 0 && e.events[0].t > e.lastArrive+e.cfg.MaxTailSeconds {
 			e.now = e.lastArrive + e.cfg.MaxTailSeconds
-			e.killAll()
+			e.stopReplay()
 			break
 		}
 		if e.events.Len() > 0 && e.events[0].t <= arr {
@@ -219,7 +221,14 @@ func (e *Engine) handle(ev event) error {
 		if ev.rep.terminated || ev.gen != ev.rep.lifeGen {
 			return nil
 		}
-		e.kill(ev.rep)
+		e.killDrained(ev.rep)
+	case evPreStopEnd:
+		if ev.rep.terminated || ev.gen != ev.rep.lifeGen {
+			return nil
+		}
+		if ev.rep.outstanding() == 0 && !ev.rep.busy {
+			e.terminate(ev.rep)
+		}
 	case evScrape:
 		e.scrape()
 		e.expireHeld()
@@ -316,7 +325,7 @@ func (e *Engine) reject(q *request) {
 func (e *Engine) startIteration(r *replica) {
 	if r.plan(&e.cfg.Model, e.now) {
 		e.push(r.iterEnd, evIter, r, r.iterGen)
-	} else if r.phase == scaler.Draining && r.outstanding() == 0 {
+	} else if r.phase == scaler.Draining && r.outstanding() == 0 && e.now >= r.preStopEnd {
 		e.terminate(r)
 	}
 }
@@ -326,6 +335,9 @@ func (e *Engine) finishIteration(r *replica) {
 	r.busySeconds += e.now - r.iterStart
 	r.busy = false
 	if r.decodeN > 0 {
+		// Every decoding sequence got one token per step: as many
+		// inter-token gaps, each one step long.
+		r.itl.observeN((e.now-r.iterStart)/float64(r.steps), float64(r.steps*r.decodeN))
 		r.step += int64(r.steps)
 		added := r.steps * r.decodeN
 		r.kvUsed += added
@@ -378,6 +390,8 @@ func (e *Engine) complete(r *replica, q *request) {
 	e2e := e.now - q.arrival
 	ttft := q.firstToken - q.arrival
 	r.e2e.observe(e2e)
+	r.promptLen.observe(float64(q.in))
+	r.genLen.observe(float64(q.out))
 	r.requestsTotal++
 	e.res.Completed++
 	e.res.TTFT[q.id] = float32(ttft)
@@ -389,13 +403,19 @@ func (e *Engine) complete(r *replica, q *request) {
 	}
 }
 
-// kill ends a pod whose grace period ran out: whatever it holds is lost.
-func (e *Engine) kill(r *replica) {
+// killDrained ends a deleted pod whose grace period ran out: whatever it
+// still holds is killed by the scale-down.
+func (e *Engine) killDrained(r *replica) {
+	e.kill(r, &e.res.Killed)
+}
+
+// kill ends a pod, losing whatever it holds; lost counts the requests.
+func (e *Engine) kill(r *replica, lost *int) {
 	for _, q := range r.waiting {
-		e.killed(q)
+		e.lose(q, lost)
 	}
 	for _, q := range r.running {
-		e.killed(q)
+		e.lose(q, lost)
 	}
 	r.waiting, r.running, r.prefilling, r.decode = nil, nil, nil, nil
 	r.kvUsed = 0
@@ -406,19 +426,21 @@ func (e *Engine) kill(r *replica) {
 	e.terminate(r)
 }
 
-func (e *Engine) killed(q *request) {
+func (e *Engine) lose(q *request, lost *int) {
 	e.inFlight--
-	e.res.Killed++
+	*lost++
 	e.res.TTFT[q.id] = float32(math.Inf(1))
 }
 
-func (e *Engine) killAll() {
+// stopReplay ends the replay at MaxTail: what is still in flight or held
+// is unfinished.
+func (e *Engine) stopReplay() {
 	for _, q := range e.held {
-		e.killed(q)
+		e.lose(q, &e.res.Unfinished)
 	}
 	e.held = nil
 	for _, r := range slices.Clone(e.live) {
-		e.kill(r)
+		e.kill(r, &e.res.Unfinished)
 	}
 }
 
@@ -429,12 +451,17 @@ func (e *Engine) newPod(now float64, warm bool) *replica {
 	r := &replica{
 		idx:        len(e.pods),
 		name:       fmt.Sprintf("llm-%05d", len(e.pods)),
+		uid:        scaler.PodUID(len(e.pods)),
 		phase:      scaler.Pending,
 		created:    now,
 		drainStart: math.Inf(1),
-		ttft:       newHistogram(TTFTBounds()),
-		e2e:        newHistogram(E2EBounds()),
-		queue:      newHistogram(E2EBounds()),
+		preStopEnd: math.Inf(1),
+		ttft:       newHistogram(vllmexpo.TTFTBounds()),
+		e2e:        newHistogram(vllmexpo.LatencyBounds()),
+		queue:      newHistogram(vllmexpo.LatencyBounds()),
+		itl:        newHistogram(vllmexpo.InterTokenBounds()),
+		promptLen:  newHistogram(vllmexpo.TokenBounds(e.cfg.Model.MaxModelLen)),
+		genLen:     newHistogram(vllmexpo.TokenBounds(e.cfg.Model.MaxModelLen)),
 	}
 	// Every pod draws its startup from the same stream in creation order,
 	// so the k-th pod of any policy starts equally fast.
@@ -495,47 +522,39 @@ func (e *Engine) scale(desired int) {
 	if cur <= desired {
 		return
 	}
-	// ReplicaSet deletion order: unscheduled (Pending) before scheduled,
-	// not-ready before ready, then the most recently ready/created first.
+	// The ReplicaSet picks the victims in its own order (deleteFirst).
 	cands := make([]*replica, 0, len(e.live))
 	for _, r := range e.live {
 		if r.phase != scaler.Draining {
 			cands = append(cands, r)
 		}
 	}
-	rank := map[scaler.Phase]int{scaler.Pending: 0, scaler.Starting: 1, scaler.Ready: 2}
-	slices.SortStableFunc(cands, func(a, b *replica) int {
-		if rank[a.phase] != rank[b.phase] {
-			return rank[a.phase] - rank[b.phase]
-		}
-		ta, tb := a.created, b.created
-		if a.phase == scaler.Ready {
-			ta, tb = a.readyAt, b.readyAt
-		}
-		switch {
-		case ta > tb:
-			return -1
-		case ta < tb:
-			return 1
-		}
-		return b.idx - a.idx
-	})
-	for _, r := range cands[:cur-desired] {
+	for _, r := range victims(cands, cur-desired, e.now) {
 		e.deletePod(r)
 	}
 }
 
+// deletePod deletes a pod (Config.DrainGraceSeconds describes the
+// termination): a Pending pod has no container and goes at once; any other
+// leaves the load balancer now (route takes Ready pods only), lives at
+// least through its preStop, ends when it is also empty, and is killed at
+// the end of its grace period.
 func (e *Engine) deletePod(r *replica) {
-	if r.phase != scaler.Ready {
+	if r.phase == scaler.Pending {
 		e.terminate(r)
 		return
 	}
 	r.phase = scaler.Draining
+	r.lifeGen++ // a Starting pod never becomes Ready now
 	r.drainStart = e.now
 	r.drainDeadline = e.now + e.cfg.DrainGraceSeconds
-	if r.outstanding() == 0 && !r.busy {
+	r.preStopEnd = e.now + min(e.cfg.PreStopSeconds, e.cfg.DrainGraceSeconds)
+	if r.outstanding() == 0 && !r.busy && r.preStopEnd <= e.now {
 		e.terminate(r)
 		return
+	}
+	if r.preStopEnd > e.now {
+		e.push(r.preStopEnd, evPreStopEnd, r, r.lifeGen)
 	}
 	e.push(r.drainDeadline, evDrainEnd, r, r.lifeGen)
 }
@@ -581,6 +600,9 @@ func (e *Engine) scrape() {
 			ttft:        r.ttft.cumulative(),
 			e2e:         r.e2e.cumulative(),
 			queue:       r.queue.cumulative(),
+			itl:         r.itl.cumulative(),
+			promptLen:   r.promptLen.cumulative(),
+			genLen:      r.genLen.cumulative(),
 		}
 		if len(r.snaps) >= keep {
 			copy(r.snaps, r.snaps[1:])
@@ -612,11 +634,12 @@ func (e *Engine) Observe() scaler.Observation {
 		MaxReplicas:  e.cfg.MaxReplicas,
 	}
 	for _, r := range e.live {
-		pv := scaler.PodView{Name: r.name, Phase: r.phase, CreatedAt: e.wall(r.created), Serial: r.idx}
+		pv := scaler.PodView{Name: r.name, Phase: r.phase, CreatedAt: e.wall(r.created), Serial: r.idx, DeletionCost: r.deletionCost}
 		if r.phase == scaler.Draining {
 			pv.DeletedAt = e.wall(r.drainStart)
+			pv.DeletionGraceSeconds = e.cfg.DrainGraceSeconds
 		}
-		if r.phase == scaler.Ready || r.phase == scaler.Draining {
+		if (r.phase == scaler.Ready || r.phase == scaler.Draining) && !math.IsInf(r.readyAt, 1) {
 			pv.ReadyAt = e.wall(r.readyAt)
 			if s := e.lagged(r); s != nil {
 				pv.Metrics = e.podSignal(r, s)
@@ -643,8 +666,23 @@ func (e *Engine) tick() error {
 	}
 	desired = min(max(desired, e.cfg.MinReplicas), e.cfg.MaxReplicas)
 	e.res.Decisions = append(e.res.Decisions, Decision{T: e.now, Replicas: desired})
+	if dc, ok := e.policy.(scaler.DeletionCoster); ok {
+		e.annotate(dc.DeletionCosts())
+	}
 	e.scale(desired)
 	return nil
+}
+
+// annotate writes pod-deletion-cost annotations on the named live pods.
+func (e *Engine) annotate(costs map[string]int32) {
+	if len(costs) == 0 {
+		return
+	}
+	for _, r := range e.live {
+		if c, ok := costs[r.name]; ok {
+			r.deletionCost = c
+		}
+	}
 }
 
 // ErrFatal, wrapped by a policy's error, stops the replay instead of

@@ -5,23 +5,11 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
-
-// TTFTBounds are the bucket bounds of vLLM V1's TTFT histogram
-// (vllm/v1/metrics/loggers.py).
-func TTFTBounds() []float64 {
-	return []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-}
-
-// E2EBounds are the bucket bounds of vLLM V1's end-to-end and queue-time
-// histograms.
-func E2EBounds() []float64 {
-	return []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
-}
 
 // histogram is a Prometheus histogram: per-bucket (not cumulative) counts,
 // the last slot being +Inf.
@@ -36,11 +24,14 @@ func newHistogram(bounds []float64) histogram {
 	return histogram{bounds: bounds, counts: make([]float64, len(bounds)+1)}
 }
 
-func (h *histogram) observe(v float64) {
+func (h *histogram) observe(v float64) { h.observeN(v, 1) }
+
+// observeN records n observations of v.
+func (h *histogram) observeN(v, n float64) {
 	i := sort.SearchFloat64s(h.bounds, v) // first bound ≥ v: le is inclusive
-	h.counts[i]++
-	h.sum += v
-	h.count++
+	h.counts[i] += n
+	h.sum += v * n
+	h.count += n
 }
 
 // cumulative returns the signal form (cumulative buckets, +Inf as Count).
@@ -68,6 +59,9 @@ type snapshot struct {
 	ttft        *signal.Histogram
 	e2e         *signal.Histogram
 	queue       *signal.Histogram
+	itl         *signal.Histogram
+	promptLen   *signal.Histogram
+	genLen      *signal.Histogram
 	pod         *signal.Pod // built on first use
 }
 
@@ -102,6 +96,9 @@ func (e *Engine) podSignal(r *replica, s *snapshot) *signal.Pod {
 		TTFT:                  s.ttft,
 		E2E:                   s.e2e,
 		QueueTime:             s.queue,
+		InterToken:            s.itl,
+		PromptLength:          s.promptLen,
+		GenerationLength:      s.genLen,
 		RequestsTotal:         signal.F(s.requests),
 		PromptTokensTotal:     signal.F(s.prompt),
 		GenerationTokensTotal: signal.F(s.generation),
@@ -122,30 +119,16 @@ const Namespace = "sim"
 // V1 metric names (and DCGM's GPU utilisation as a percentage), as a
 // vLLM server plus a dcgm-exporter would show it.
 func WritePrometheus(w io.Writer, p *signal.Pod, model string) error {
-	bw := &errWriter{w: w}
-	lbl := `model_name="` + model + `",engine="0"`
+	page := &vllmexpo.Page{Model: model}
 	gauge := func(name, help string, v *float64) {
-		if v == nil {
-			return
+		if v != nil {
+			page.Gauge(name, help, *v)
 		}
-		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, lbl, num(*v))
 	}
 	counter := func(name, help string, v *float64) {
-		if v == nil {
-			return
+		if v != nil {
+			page.Counter(name, help, *v)
 		}
-		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s counter\n%s{%s} %s\n", name, help, name, name, lbl, num(*v))
-	}
-	hist := func(name, help string, h *signal.Histogram) {
-		if h == nil {
-			return
-		}
-		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
-		for _, b := range h.Buckets {
-			fmt.Fprintf(bw, "%s_bucket{%s,le=\"%s\"} %s\n", name, lbl, num(b.UpperBound), num(b.Count))
-		}
-		fmt.Fprintf(bw, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, lbl, num(h.Count))
-		fmt.Fprintf(bw, "%s_sum{%s} %s\n%s_count{%s} %s\n", name, lbl, num(h.Sum), name, lbl, num(h.Count))
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", p.Running)
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", p.Waiting)
@@ -154,34 +137,20 @@ func WritePrometheus(w io.Writer, p *signal.Pod, model string) error {
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", p.PromptTokensTotal)
 	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", p.GenerationTokensTotal)
 	if p.RequestsTotal != nil {
-		fmt.Fprintf(bw, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
-		fmt.Fprintf(bw, "vllm:request_success_total{%s,finished_reason=\"length\"} %s\n", lbl, num(*p.RequestsTotal))
+		page.CounterSeries("vllm:request_success_total", "Count of successfully processed requests.",
+			vllmexpo.Series{Labels: `finished_reason="length"`, Value: *p.RequestsTotal})
 	}
-	hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", p.TTFT)
-	hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", p.E2E)
-	hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", p.QueueTime)
+	page.Histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", p.TTFT)
+	page.Histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", p.E2E)
+	page.Histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", p.QueueTime)
+	page.Histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", p.InterToken)
+	page.Histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", p.PromptLength)
+	page.Histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", p.GenerationLength)
 	if p.GPU != nil && p.GPU.Utilization != nil {
-		fmt.Fprintf(bw, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
-		fmt.Fprintf(bw, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-sim\",pod=%q,namespace=%q,container=\"vllm\"} %s\n",
-			p.Name, p.Namespace, num(math.Round(*p.GPU.Utilization*100*1e9)/1e9))
+		page.Family("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "gauge", vllmexpo.Series{
+			Labels: fmt.Sprintf(`gpu="0",UUID="GPU-sim",pod=%q,namespace=%q,container="vllm"`, p.Name, p.Namespace),
+			Value:  math.Round(*p.GPU.Utilization*100*1e9) / 1e9})
 	}
-	return bw.err
-}
-
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	if err != nil {
-		e.err = fmt.Errorf("writing metrics: %w", err)
-	}
-	return n, err
+	_, err := page.WriteTo(w)
+	return err
 }

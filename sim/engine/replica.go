@@ -62,11 +62,14 @@ type chunk struct {
 type replica struct {
 	idx   int
 	name  string
+	uid   string // metadata.uid, scaler.PodUID(idx)
 	phase scaler.Phase
 
 	created, started, readyAt float64 // started: Pending → Starting
 	readyPlanned              float64
 	drainStart, drainDeadline float64
+	preStopEnd                float64 // the deleted pod's preStop ends (SIGTERM); +Inf until deleted
+	deletionCost              int32   // controller.kubernetes.io/pod-deletion-cost
 	terminated                bool
 	endedAt                   float64
 	lifeGen                   uint32 // invalidates lifecycle events of deleted pods
@@ -98,6 +101,9 @@ type replica struct {
 	ttft          histogram
 	e2e           histogram
 	queue         histogram
+	itl           histogram
+	promptLen     histogram
+	genLen        histogram
 
 	snaps     []snapshot // ring of recent scrapes, oldest first
 	lastBusy  float64
@@ -270,12 +276,13 @@ func (r *replica) plan(m *Model, now float64) bool {
 		r.iterEnd = now + r.stepsDuration(m, r.steps)
 		return true
 	}
-	p := 0
+	p, pairs := 0, 0.0
 	for _, c := range r.chunks {
 		p += c.tokens
+		pairs += AttnPairs(c.tokens, c.r.prefillKV-c.r.prefillLeft)
 	}
 	r.steps = 1
-	r.iterEnd = now + m.Iteration(p, d, r.kvUsed)
+	r.iterEnd = now + m.Iteration(p, pairs, d, r.kvUsed)
 	return true
 }
 

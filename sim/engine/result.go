@@ -16,17 +16,23 @@ type Result struct {
 	Rejected          int // RejectedTooLong + RejectedNoReplica
 	RejectedTooLong   int // prompt+output above the model length or KV capacity
 	RejectedNoReplica int // held longer than HoldTimeoutSeconds with no Ready replica
-	Killed            int // lost when a draining pod's grace period ended (or unfinished at MaxTail)
-	TTFTMet           int // completed within the TTFT objective
-	E2EMet            int // completed within the end-to-end objective
-	Preemptions       int
+	// Killed counts requests lost to scale-down: still held by a deleted
+	// pod when its grace period ran out.
+	Killed int
+	// Unfinished counts requests still in flight (or held for want of a
+	// Ready pod) when the replay stopped, MaxTailSeconds after the last
+	// arrival: the end of the replay, not a policy's doing.
+	Unfinished  int
+	TTFTMet     int // completed within the TTFT objective
+	E2EMet      int // completed within the end-to-end objective
+	Preemptions int
 	// Infeasible counts requests whose prompt alone takes longer than the
 	// TTFT objective to prefill on an idle replica (Model.IsolatedTTFT):
 	// no policy can serve them in time.
 	Infeasible int
 
 	// TTFT is each request's time to first token in seconds, by arrival
-	// order; +Inf for rejected and killed requests.
+	// order; +Inf for rejected, killed and unfinished requests.
 	TTFT []float32
 
 	GPUSeconds  float64 // every pod from creation to termination

@@ -57,6 +57,11 @@ type Faithful struct {
 	// MetricRuns counts metric processes run; ReadyScrapeErrors the
 	// reports of serving pods that carried a scrape error.
 	MetricRuns, ReadyScrapeErrors int
+
+	// marked are the last victims; costs the pod-deletion costs of the
+	// last tick.
+	marked []string
+	costs  map[string]int32
 }
 
 // podServer is one simulated pod's /metrics endpoint on its loopback IP.
@@ -278,7 +283,27 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// evaluate names the pods it would mark for removal (in a cluster it
+	// patches their pod-deletion cost itself); the simulator plays the
+	// patch, as evaluate's edge would from its state.
+	victims := parseVictims(out)
+	f.costs, f.marked = Marks(f.marked, victims), victims
 	return f.post.apply(target, obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas, obs.Now), nil
+}
+
+// DeletionCosts implements scaler.DeletionCoster.
+func (f *Faithful) DeletionCosts() map[string]int32 { return f.costs }
+
+// parseVictims reads the victims evaluate printed (none when absent or
+// unreadable: a missing mark only makes the ReplicaSet choose).
+func parseVictims(out []byte) []string {
+	var v struct {
+		Victims []string `json:"victims"`
+	}
+	if json.Unmarshal(out, &v) != nil {
+		return nil
+	}
+	return v.Victims
 }
 
 // binaryDefaults point the metric binary at the simulated pods: the vLLM
@@ -342,7 +367,7 @@ func lastLines(s string, n int) string {
 // integer; a missing key means 0.
 func ParseEvaluation(out []byte) (int, error) {
 	var v map[string]json.RawMessage
-	if err := cpa.DecodeStrict(bytes.TrimSpace(out), &v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil {
 		return 0, fmt.Errorf("failed to parse JSON evaluation, got %q: %w", string(out), err)
 	}
 	for k, raw := range v {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/evaluator"
+	"github.com/inferscale/inferscale/shared/decide"
 	"github.com/inferscale/inferscale/shared/podinfo"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/signal"
@@ -58,7 +58,7 @@ func (p *postEvaluate) apply(target, spec, minR, maxR int, now time.Time) int {
 	return best
 }
 
-// Fast runs the policy in-process through evaluator.Step.
+// Fast runs the policy in-process through decide.Step.
 type Fast struct {
 	name  string
 	cfg   policy.Config
@@ -68,6 +68,8 @@ type Fast struct {
 	trips bool
 	// Last is the newest decision, for explanations and tests.
 	Last policy.Decision
+	// costs are the pod-deletion costs of the last tick.
+	costs map[string]int32
 }
 
 // NewFast builds the in-process policy. cfg's replica bounds are
@@ -87,6 +89,11 @@ func NewFast(name string, cfg policy.Config, cpa CPA) *Fast {
 // backend of the binary does (slower; for identity checks).
 func (f *Fast) RoundTripState(on bool) { f.trips = on }
 
+// State is the policy's live memory (what evaluate would persist), for
+// tests and reports to read; it changes on every Recommend and must not be
+// modified.
+func (f *Fast) State() *state.State { return f.st }
+
 // Name implements scaler.Autoscaler.
 func (f *Fast) Name() string { return f.name }
 
@@ -97,13 +104,13 @@ func (f *Fast) Period() time.Duration { return f.cpa.Interval }
 func (f *Fast) Recommend(obs scaler.Observation) (int, error) {
 	cfg := f.cfg
 	cfg.MinReplicas, cfg.MaxReplicas = obs.MinReplicas, obs.MaxReplicas
-	entries := make([]evaluator.Entry, 0, len(obs.Pods))
+	entries := make([]decide.Entry, 0, len(obs.Pods))
 	for _, pv := range obs.Pods {
 		rep, err := PodReport(pv, obs.Now)
 		if err != nil {
 			return 0, err
 		}
-		entries = append(entries, evaluator.Entry{Resource: pv.Name, Report: rep})
+		entries = append(entries, decide.Entry{Resource: pv.Name, Report: rep})
 	}
 	if f.trips {
 		b, err := state.Encode(f.st)
@@ -114,9 +121,33 @@ func (f *Fast) Recommend(obs scaler.Observation) (int, error) {
 			return 0, fmt.Errorf("decoding state: %w", err)
 		}
 	}
-	d := evaluator.Step(cfg, f.st, obs.SpecReplicas, entries, obs.Now)
+	marked := append([]string(nil), f.st.Marked...)
+	d := decide.Step(cfg, f.st, obs.SpecReplicas, entries, obs.Now)
 	f.Last = d
+	f.costs = Marks(marked, d.Victims)
 	return f.post.apply(d.Target, obs.SpecReplicas, obs.MinReplicas, obs.MaxReplicas, obs.Now), nil
+}
+
+// DeletionCosts implements scaler.DeletionCoster: what evaluate patches
+// onto the pods before a scale-down (the victims' cost, the previous
+// victims' cleared).
+func (f *Fast) DeletionCosts() map[string]int32 { return f.costs }
+
+// Marks are the pod-deletion costs one tick writes: VictimDeletionCost on
+// its victims, 0 (the annotation removed) on the previous tick's victims
+// that are not victims again.
+func Marks(marked, victims []string) map[string]int32 {
+	if len(marked) == 0 && len(victims) == 0 {
+		return nil
+	}
+	m := map[string]int32{}
+	for _, p := range policy.Unmarked(marked, victims) {
+		m[p] = 0
+	}
+	for _, v := range victims {
+		m[v] = policy.VictimDeletionCost
+	}
+	return m
 }
 
 // PodReport is the report the metric binary prints for one pod at now:
@@ -138,6 +169,7 @@ func PodReport(pv scaler.PodView, now time.Time) (*signal.Report, error) {
 			p.Server = "vllm"
 			p.Waiting, p.Running, p.KVCacheUsage = m.Waiting, m.Running, m.KVCacheUsage
 			p.TTFT, p.E2E, p.QueueTime, p.InterToken = m.TTFT, m.E2E, m.QueueTime, m.InterToken
+			p.PromptLength, p.GenerationLength = m.PromptLength, m.GenerationLength
 			p.RequestsTotal, p.PromptTokensTotal = m.RequestsTotal, m.PromptTokensTotal
 			p.GenerationTokensTotal, p.PreemptionsTotal = m.GenerationTokensTotal, m.PreemptionsTotal
 			if m.GPU != nil {

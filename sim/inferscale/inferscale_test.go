@@ -1,6 +1,7 @@
 package inferscale
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -103,5 +104,43 @@ func TestPodJSONAndReportMatchTheLifecycle(t *testing.T) {
 	}
 	if PodIP(0).String() != "127.1.0.1" || PodIPIn(9, 300).String() != "127.9.1.45" {
 		t.Errorf("pod IPs %s %s", PodIP(0), PodIPIn(9, 300))
+	}
+}
+
+// TestPodJSONCarriesDeletionCostAndGrace checks the faithful-mode pod: a
+// pod-deletion-cost shows in metadata.annotations (absent when 0), a
+// deleted pod's deletionGracePeriodSeconds is its grace period, and UIDs
+// are distinct.
+func TestPodJSONCarriesDeletionCostAndGrace(t *testing.T) {
+	created := time.Date(2026, 1, 5, 0, 0, 10, 0, time.UTC)
+	decode := func(pv scaler.PodView) map[string]any {
+		raw, err := PodJSON(pv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Metadata map[string]any `json:"metadata"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Metadata
+	}
+	marked := decode(scaler.PodView{Name: "llm-00001", Phase: scaler.Ready, CreatedAt: created, ReadyAt: created.Add(time.Minute), Serial: 1, DeletionCost: -7})
+	ann, _ := marked["annotations"].(map[string]any)
+	if ann[scaler.DeletionCostAnnotation] != "-7" {
+		t.Errorf("annotations %v, want %s=-7", marked["annotations"], scaler.DeletionCostAnnotation)
+	}
+	plain := decode(scaler.PodView{Name: "llm-00002", Phase: scaler.Ready, CreatedAt: created, ReadyAt: created.Add(time.Minute), Serial: 2})
+	if _, ok := plain["annotations"]; ok {
+		t.Errorf("a pod without a cost has annotations %v", plain["annotations"])
+	}
+	gone := decode(scaler.PodView{Name: "llm-00003", Phase: scaler.Draining, CreatedAt: created, ReadyAt: created.Add(time.Minute),
+		DeletedAt: created.Add(time.Hour), DeletionGraceSeconds: 630, Serial: 3})
+	if gone["deletionGracePeriodSeconds"] != 630.0 || gone["deletionTimestamp"] != "2026-01-05T01:00:10Z" {
+		t.Errorf("deleted pod metadata %v", gone)
+	}
+	if marked["uid"] == plain["uid"] || marked["uid"] != scaler.PodUID(1) {
+		t.Errorf("uids %v %v", marked["uid"], plain["uid"])
 	}
 }

@@ -1,7 +1,7 @@
 // Package inferscale runs the inferscale policy inside the simulator, in
 // two ways that must decide alike:
 //
-//   - fast: evaluator.Step in-process, with pod reports built from the
+//   - fast: decide.Step in-process, with pod reports built from the
 //     simulated pods (for sweeps and tuning);
 //   - faithful: the built bin/metric and bin/evaluate, fed exactly what CPA
 //     v2.12.2 feeds them (per-pod metric runs against a loopback /metrics
@@ -14,7 +14,9 @@ package inferscale
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/inferscale/inferscale/sim/scaler"
@@ -61,9 +63,12 @@ func PodJSONIn(block byte, pv scaler.PodView) ([]byte, error) {
 	meta := map[string]any{
 		"name":              pv.Name,
 		"namespace":         Namespace,
-		"uid":               fmt.Sprintf("00000000-0000-4000-8000-%012d", idx),
+		"uid":               scaler.PodUID(idx),
 		"creationTimestamp": kubeTime(pv.CreatedAt),
 		"labels":            map[string]string{"app": AppName},
+	}
+	if pv.DeletionCost != 0 {
+		meta["annotations"] = map[string]string{scaler.DeletionCostAnnotation: strconv.FormatInt(int64(pv.DeletionCost), 10)}
 	}
 	status := map[string]any{"phase": "Pending", "qosClass": "Guaranteed"}
 	spec := map[string]any{
@@ -89,7 +94,7 @@ func PodJSONIn(block byte, pv scaler.PodView) ([]byte, error) {
 		if pv.Phase == scaler.Draining {
 			// A terminating pod is taken out of its Service: not Ready.
 			meta["deletionTimestamp"] = kubeTime(pv.DeletedAt)
-			meta["deletionGracePeriodSeconds"] = 30
+			meta["deletionGracePeriodSeconds"] = int64(math.Ceil(pv.DeletionGraceSeconds))
 			ready = cond{Type: "Ready", Status: "False", LastTransitionTime: kubeTime(pv.DeletedAt)}
 		}
 		status["conditions"] = []cond{{Type: "PodScheduled", Status: "True", LastTransitionTime: kubeTime(pv.CreatedAt)}, ready}

@@ -10,6 +10,11 @@
 // attainment over the feasible requests still meets the target, and
 // compares with the cheapest static fleet that does: the oracle is the
 // cheapest of them all.
+//
+// The oracle is drain-aware: on a scale-down it marks the idlest Ready pods
+// lowest with pod-deletion-cost (so the ReplicaSet deletes them), and a
+// plan that kills any request at scale-down never counts as meeting the
+// target.
 package oracle
 
 import (
@@ -23,6 +28,10 @@ import (
 	"github.com/inferscale/inferscale/sim/scaler"
 	"github.com/inferscale/inferscale/sim/workload"
 )
+
+// Version names the oracle's search; bump it with any change that can
+// alter its result (cached results are keyed by it and engine.Version).
+const Version = "2026-12-drain-aware"
 
 // WindowSeconds is the planning granularity.
 const WindowSeconds = 20
@@ -43,7 +52,8 @@ type Plan struct {
 
 // Policy replays a Plan as an Autoscaler.
 type Policy struct {
-	plan Plan
+	plan  Plan
+	costs map[string]int32
 }
 
 // NewPolicy wraps a plan.
@@ -64,7 +74,52 @@ func (p *Policy) Period() time.Duration {
 
 // Recommend implements scaler.Autoscaler.
 func (p *Policy) Recommend(obs scaler.Observation) (int, error) {
-	return p.At(obs.Now), nil
+	n := p.At(obs.Now)
+	p.costs = idlestFirst(obs, n)
+	return n, nil
+}
+
+// DeletionCosts implements scaler.DeletionCoster: the costs of the last
+// Recommend.
+func (p *Policy) DeletionCosts() map[string]int32 { return p.costs }
+
+// idlestFirst returns, when n is below the pods not yet deleted, a
+// pod-deletion-cost for every Ready pod: the requests it holds (running +
+// waiting in its newest delivered scrape, 0 without one), so that the
+// ReplicaSet deletes the idlest first. Not-Ready pods go first anyway.
+func idlestFirst(obs scaler.Observation, n int) map[string]int32 {
+	active := 0
+	for _, pv := range obs.Pods {
+		if pv.Phase != scaler.Draining {
+			active++
+		}
+	}
+	if n >= active {
+		return nil
+	}
+	costs := map[string]int32{}
+	for _, pv := range obs.Pods {
+		if pv.Phase != scaler.Ready {
+			continue
+		}
+		load := 0.0
+		if m := pv.Metrics; m != nil {
+			if m.Running != nil {
+				load += *m.Running
+			}
+			if m.Waiting != nil {
+				load += *m.Waiting
+			}
+		}
+		costs[pv.Name] = int32(min(load, math.MaxInt32))
+	}
+	return costs
+}
+
+// meets reports whether a replay meets the target drain-aware: the
+// attainment over the feasible requests, and nothing killed by scale-down.
+func meets(res *engine.Result, target float64) bool {
+	return res.FeasibleTTFTAttainment() >= target && res.Killed == 0
 }
 
 // At is the planned replicas at wall time t.
@@ -91,7 +146,7 @@ func Work(reqs []workload.Request, m engine.Model) []float64 {
 	for _, r := range reqs {
 		i := int(r.Arrival.Seconds() / WindowSeconds)
 		in, out := float64(max(r.InputTokens, 1)), float64(max(r.OutputTokens, 1))
-		w[i] += m.PerPrefillToken*in + (out-1)*(perTok+m.PerKVToken*(in+out/2))
+		w[i] += m.PerPrefillToken*in + m.PerAttnPair*in*in/2 + (out-1)*(perTok+m.PerKVToken*(in+out/2))
 	}
 	return w
 }
@@ -218,7 +273,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 			if err != nil {
 				return nil, err
 			}
-			if res.FeasibleTTFTAttainment() >= opts.Target {
+			if meets(res, opts.Target) {
 				if best == nil || res.GPUSeconds < best.GPUSeconds {
 					best, bestPlan, bestU = res, plan, u
 				}
@@ -263,7 +318,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if res.FeasibleTTFTAttainment() >= target {
+		if meets(res, target) {
 			hi, hiRes = mid, res
 		} else {
 			lo = mid + 1
@@ -274,7 +329,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if res.FeasibleTTFTAttainment() < target {
+		if !meets(res, target) {
 			return 0, nil, nil
 		}
 		hiRes = res

@@ -34,10 +34,14 @@ type Row struct {
 	TTFTP99            float64
 	GPUHours           float64
 	VsOracle           float64 // GPU-hours ÷ the oracle's; NaN without an oracle
-	Killed             int
-	Rejected           int
-	ScaleEvents        int
-	Flaps              int
+	// Killed counts requests lost to scale-down (a deleted pod's grace
+	// period ran out); Unfinished those still in flight when the replay
+	// stopped (engine.Result).
+	Killed      int
+	Unfinished  int
+	Rejected    int
+	ScaleEvents int
+	Flaps       int
 	// AbsorbSeconds is the longest run of consecutive bins whose TTFT
 	// attainment is below the target: how long the worst overload (a step
 	// or burst) took to absorb. 0 when no bin misses.
@@ -57,6 +61,7 @@ func Summarise(res *engine.Result, target float64) Row {
 		GPUHours:           res.GPUHours(),
 		VsOracle:           math.NaN(),
 		Killed:             res.Killed,
+		Unfinished:         res.Unfinished,
 		Rejected:           res.Rejected,
 		ScaleEvents:        len(res.ScaleEvents),
 		Flaps:              Flaps(res.ScaleEvents),
@@ -143,11 +148,11 @@ func SetOracle(rows []Row, oracleGPUHours float64) {
 // WriteTable prints rows as an aligned text table.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tTTFT ok\tof feasible\tE2E ok\tp50 TTFT\tp95 TTFT\tp99 TTFT\tGPU-h\t×oracle\tkilled\trejected\tscale ev\tflaps\tabsorb\t")
+	fmt.Fprintln(tw, "policy\tTTFT ok\tof feasible\tE2E ok\tp50 TTFT\tp95 TTFT\tp99 TTFT\tGPU-h\t×oracle\tkilled\tunfinished\trejected\tscale ev\tflaps\tabsorb\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n",
 			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
-			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
+			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Unfinished, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
@@ -158,12 +163,12 @@ func WriteTable(w io.Writer, rows []Row) error {
 // WriteMarkdown prints rows as a Markdown table (for the README).
 func WriteMarkdown(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| policy | TTFT ok | of feasible | E2E ok | p50 TTFT | p95 TTFT | p99 TTFT | GPU-h | ×oracle | killed | rejected | scale ev | flaps | absorb |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| policy | TTFT ok | of feasible | E2E ok | p50 TTFT | p95 TTFT | p99 TTFT | GPU-h | ×oracle | killed | unfinished | rejected | scale ev | flaps | absorb |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %d | %d | %d | %d | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %d | %d | %d | %d | %d | %s |\n",
 			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
-			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
+			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Unfinished, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
 	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {

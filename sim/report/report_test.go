@@ -33,7 +33,7 @@ func result() *engine.Result {
 	cfg := engine.DefaultConfig()
 	inf := float32(math.Inf(1))
 	return &engine.Result{
-		Policy: "p", Config: cfg, Requests: 10, Completed: 8, Killed: 1, Rejected: 1, TTFTMet: 6, E2EMet: 5,
+		Policy: "p", Config: cfg, Requests: 10, Completed: 8, Killed: 1, Unfinished: 1, TTFTMet: 6, E2EMet: 5,
 		GPUSeconds: 7200,
 		// bins: [0.1 0.2] ok, [3 inf] bad, [] empty, [5] bad, [0.1 0.1 0.3] ok, [inf] bad
 		TTFT: []float32{0.1, 0.2, 3, inf, 5, 0.1, 0.1, 0.3, inf, 0.5},
@@ -44,7 +44,7 @@ func result() *engine.Result {
 func TestSummariseAndAbsorb(t *testing.T) {
 	res := result()
 	r := Summarise(res, 0.99)
-	if r.TTFTAttainment != 0.6 || r.E2EAttainment != 0.5 || r.GPUHours != 2 || r.Killed != 1 || r.Rejected != 1 {
+	if r.TTFTAttainment != 0.6 || r.E2EAttainment != 0.5 || r.GPUHours != 2 || r.Killed != 1 || r.Unfinished != 1 || r.Rejected != 0 {
 		t.Fatalf("row %+v", r)
 	}
 	if r.MeetsTarget {
@@ -66,7 +66,7 @@ func TestSummariseAndAbsorb(t *testing.T) {
 	if err := WriteTable(&b, rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"policy", "60.00%", "2.00", "lost"} {
+	for _, want := range []string{"policy", "60.00%", "2.00", "lost", "killed", "unfinished"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

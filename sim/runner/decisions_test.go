@@ -38,15 +38,34 @@ type timeline struct {
 }
 
 type replayCase struct {
-	name  string
-	trace runner.Trace
-	mode  runner.Mode
+	name   string
+	trace  runner.Trace
+	mode   runner.Mode
+	policy runner.Spec
 }
 
 // replayCases are the replays that guard refactors: the demo and the three
 // shared traces in fast mode with seeds 1-3, and the demo in faithful mode
-// (the real binaries through the CPA contract).
+// (the real binaries through the CPA contract), for policy v2 (the
+// defaults) and v1 (serviceModel=false).
 func replayCases(shared string) []replayCase {
+	var cases []replayCase
+	for _, p := range []struct {
+		name string
+		spec runner.Spec
+	}{
+		{"v2", runner.Spec{Name: "inferscale"}},
+		{"v1", runner.Spec{Name: "inferscale", Params: map[string]string{"serviceModel": "false"}}},
+	} {
+		for _, c := range policyCases(shared) {
+			c.name, c.policy = p.name+"/"+c.name, p.spec
+			cases = append(cases, c)
+		}
+	}
+	return cases
+}
+
+func policyCases(shared string) []replayCase {
 	traces := []struct {
 		name string
 		t    runner.Trace
@@ -79,7 +98,7 @@ func replayTimeline(t *testing.T, c replayCase, bin string) timeline {
 	cfg := engine.DefaultConfig()
 	cfg.Seed = uint64(c.trace.Seed)
 	cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
-	b, err := runner.Build(runner.Spec{Name: "inferscale"}, cfg, runner.Options{Mode: c.mode, BinDir: bin, CPA: inferscale.DefaultCPA()})
+	b, err := runner.Build(c.policy, cfg, runner.Options{Mode: c.mode, BinDir: bin, CPA: inferscale.DefaultCPA()})
 	if err != nil {
 		t.Fatal(err)
 	}

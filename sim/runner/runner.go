@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/config"
 	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/sim/baseline"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
@@ -240,6 +240,15 @@ type named struct {
 
 func (n named) Name() string { return n.label }
 
+// DeletionCosts passes the wrapped policy's pod-deletion costs on
+// (scaler.DeletionCoster), or none.
+func (n named) DeletionCosts() map[string]int32 {
+	if dc, ok := n.Autoscaler.(scaler.DeletionCoster); ok {
+		return dc.DeletionCosts()
+	}
+	return nil
+}
+
 // InferscaleConfig resolves inferscale's policy from key=value settings
 // (the same keys as the CPA config / env vars), with the replica bounds
 // and TTFT SLO of the simulation. It also returns the environment the
@@ -255,12 +264,8 @@ func InferscaleConfig(params map[string]string, cfg engine.Config) (policy.Confi
 	for k, v := range params {
 		env[k] = v
 	}
-	src := config.FromMap(env)
-	pc, err := policy.FromSource(src)
+	pc, err := settings.Policy(env)
 	if err != nil {
-		return policy.Config{}, nil, fmt.Errorf("inferscale settings: %w", err)
-	}
-	if err := src.Err(); err != nil {
 		return policy.Config{}, nil, fmt.Errorf("inferscale settings: %w", err)
 	}
 	return pc, env, nil

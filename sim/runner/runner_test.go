@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -72,6 +75,31 @@ func TestStaticStartsWarmAndInferscaleReadsSettings(t *testing.T) {
 	}
 }
 
+// TestInferscaleTunablesAreTheShippedSettings holds the tuner to evaluate's
+// own settings: each tunable is a key evaluate accepts over its whole range,
+// and the tuner's default is the shipped default.
+func TestInferscaleTunablesAreTheShippedSettings(t *testing.T) {
+	ps, err := Tunables("inferscale", nil)
+	if err != nil || len(ps) == 0 {
+		t.Fatalf("%v %v", ps, err)
+	}
+	defaults := settings.Defaults()
+	for _, p := range ps {
+		for _, v := range []float64{p.Min, p.Max} {
+			if _, err := settings.Policy(map[string]string{p.Name: strconv.FormatFloat(v, 'g', -1, 64)}); err != nil {
+				t.Errorf("%s=%g refused by evaluate: %v", p.Name, v, err)
+			}
+		}
+		cfg, err := settings.Policy(map[string]string{p.Name: strconv.FormatFloat(p.Default, 'g', -1, 64)})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if !reflect.DeepEqual(cfg, defaults) {
+			t.Errorf("%s: the tuner's default %g is not evaluate's default", p.Name, p.Default)
+		}
+	}
+}
+
 func TestTunables(t *testing.T) {
 	ps, err := Tunables("inferscale", []string{"queueTarget"})
 	if err != nil || len(ps) != 1 || ps[0].Name != "queueTarget" {
@@ -131,8 +159,8 @@ func TestRunReplaysEveryPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if res.Completed+res.Rejected+res.Killed != len(reqs) {
-			t.Errorf("%s: %d+%d+%d of %d requests accounted", name, res.Completed, res.Rejected, res.Killed, len(reqs))
+		if res.Completed+res.Rejected+res.Killed+res.Unfinished != len(reqs) {
+			t.Errorf("%s: %d+%d+%d+%d of %d requests accounted", name, res.Completed, res.Rejected, res.Killed, res.Unfinished, len(reqs))
 		}
 	}
 }

@@ -8,15 +8,22 @@ import (
 	"github.com/inferscale/inferscale/sim/tune"
 )
 
-// inferscaleTunables are the inferscale settings the tuner searches (the
-// config keys of the evaluate binary; durations in seconds).
+// inferscaleTunables are the settings of policy v2 (the default) that the
+// tuner searches: the config keys of the evaluate binary, durations in
+// seconds. The others either state a goal (ttftSLO, sloAttainment), describe
+// the fleet (maxNumSeqs, profile) or are learned (capacity, headroom β);
+// policy v1's knobs can still be fixed in a spec ("inferscale:serviceModel=false,queueTarget=2").
 func inferscaleTunables() []tune.Param {
 	return []tune.Param{
+		// Share of horizons the forecast's upper bound may miss: lower plans
+		// for more of the burst tail.
+		{Name: "forecastMiss", Min: 0.05, Max: 0.5, Default: 0.3},
+		// How long a scale-down waits below the recent needs.
+		{Name: "scaleDownHold", Min: 0, Max: 1800, Default: 600, Integer: true},
+		// The least square-root-staffing headroom besides the learned one.
+		{Name: "minHeadroom", Min: 0, Max: 3, Default: 0},
+		// Waiting requests per ready pod that scale up at once.
 		{Name: "queueTarget", Min: 0.5, Max: 20, Default: 3},
-		{Name: "capacityTarget", Min: 0.3, Max: 1, Default: 0.8},
-		{Name: "downStabilization", Min: 0, Max: 900, Default: 300, Integer: true},
-		{Name: "scaleDownCooldown", Min: 0, Max: 900, Default: 300, Integer: true},
-		{Name: "scaleUpCooldown", Min: 0, Max: 120, Default: 60, Integer: true},
 	}
 }
 

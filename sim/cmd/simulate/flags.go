@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/inferscale/inferscale/sim/engine"
@@ -23,7 +24,8 @@ type common struct {
 	startup, startupSigma, lag float64
 	slo, tpot, target          float64
 	minR, maxR, initial        int
-	grace                      float64
+	grace, preStop             float64
+	gpuSpeed                   float64
 	mode                       string
 	bin                        string
 	cpaStab                    time.Duration
@@ -47,7 +49,9 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 	fs.IntVar(&c.minR, "min", 1, "minReplicas for every policy")
 	fs.IntVar(&c.maxR, "max", 64, "maxReplicas for every policy")
 	fs.IntVar(&c.initial, "initial", 0, "Ready replicas at t=0 for every policy (0: sized for the trace's first two minutes at 50% utilisation)")
-	fs.Float64Var(&c.grace, "grace", 30, "termination grace period, seconds")
+	fs.Float64Var(&c.grace, "grace", engine.DefaultGraceSeconds, "terminationGracePeriodSeconds of a deleted pod: it finishes what it holds and is killed with the rest at this age, seconds")
+	fs.Float64Var(&c.preStop, "prestop", engine.DefaultPreStopSeconds, "preStop sleep of a deleted pod (counted in the grace period): it lives at least this long after deletion, seconds")
+	fs.Float64Var(&c.gpuSpeed, "gpu-speed", 1, "GPU speed factor: every time cost of the fleet model divided by it (2: a GPU twice as fast, 0.5: twice as slow); capacities unchanged")
 	mode := "fast"
 	if demo {
 		mode = "faithful"
@@ -61,6 +65,10 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 func (c *common) engineConfig() (engine.Config, error) {
 	cfg := engine.DefaultConfig()
 	cfg.Seed = uint64(c.seed)
+	if math.IsNaN(c.gpuSpeed) || math.IsInf(c.gpuSpeed, 0) || c.gpuSpeed <= 0 {
+		return cfg, fmt.Errorf("-gpu-speed %g: want a finite number > 0", c.gpuSpeed)
+	}
+	cfg.Model = cfg.Model.Scaled(c.gpuSpeed)
 	cfg.Startup.MedianSeconds = max(c.startup-cfg.Startup.PendingSeconds, 0)
 	if c.startup < cfg.Startup.PendingSeconds {
 		cfg.Startup.PendingSeconds = c.startup
@@ -72,6 +80,7 @@ func (c *common) engineConfig() (engine.Config, error) {
 	cfg.MinReplicas, cfg.MaxReplicas = c.minR, c.maxR
 	cfg.InitialReplicas = min(max(c.initial, c.minR), c.maxR) // 0 (auto) is resolved by withInitial
 	cfg.DrainGraceSeconds = c.grace
+	cfg.PreStopSeconds = c.preStop
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}

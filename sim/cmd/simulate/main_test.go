@@ -21,12 +21,22 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		{"run", "-quiet", "-mode", "slow", "-duration", "1m"},
 		{"run", "-quiet", "-policies", "nosuch", "-duration", "1m", "-oracle=false"},
 		{"run", "-quiet", "-target", "2", "-duration", "1m"},
+		{"run", "-quiet", "-gpu-speed", "0", "-duration", "1m"},
+		{"sweep", "-gpu-speed", "-2", "-values", "60"},
+		{"tune", "-gpu-speed", "NaN", "-policy", "kpa"},
 		{"run", "-quiet", "-trace", filepath.Join(t.TempDir(), "missing.csv")},
 		{"sweep", "-sweep", "nosuch"},
 		{"sweep", "-values", "a,b"},
 		{"sweep", "-sweep", "burst", "-trace", "x.csv"},
 		{"tune", "-policy", "nosuch"},
 		{"tune", "-policy", "kpa", "-params", "nosuch"},
+		{"bar", "-j", "0", "-shared", "."},
+		{"bar", "-speeds", "1,x", "-shared", "."},
+		{"bar", "-seeds", "one", "-shared", "."},
+		{"bar", "-policy", ":", "-shared", "."},
+		{"bar", "-mode", "slow", "-shared", "."},
+		{"bar", "-shared", filepath.Join(t.TempDir(), "missing")},
+		{"bar", "-only", "nosuch", "-shared", "."},
 	} {
 		if err := dispatch(ctx, args, quietLog()); err == nil {
 			t.Errorf("simulate %v: accepted", args)
@@ -39,7 +49,7 @@ func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
 	if err := cmdPolicies(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"inferscale", "queueTarget", "hpa-queue", "kpa", "oracle"} {
+	for _, want := range []string{"inferscale", "forecastMiss", "scaleDownHold", "hpa-queue", "kpa", "oracle"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("policies output lacks %q", want)
 		}

@@ -106,8 +106,8 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	if orc != nil {
 		report.SetOracle(rows, orc.Run.GPUHours())
 	}
-	fmt.Printf("trace %s: %d requests over %.2f h (%.2f req/s), startup median %.0fs, metric lag %.0fs, TTFT SLO %.1fs, target %.1f%%, %d warm pods at t=0, inferscale %s mode\n",
-		c.trace, len(reqs), sum.hours, sum.meanRPS, c.startup, c.lag, c.slo, 100*c.target, cfg.InitialReplicas, c.mode)
+	fmt.Printf("trace %s: %d requests over %.2f h (%.2f req/s), startup median %.0fs, metric lag %.0fs, TTFT SLO %.1fs, target %.1f%%, %d warm pods at t=0, GPU speed ×%g, inferscale %s mode\n",
+		c.trace, len(reqs), sum.hours, sum.meanRPS, c.startup, c.lag, c.slo, 100*c.target, cfg.InitialReplicas, c.gpuSpeed, c.mode)
 	if *markdown {
 		err = report.WriteMarkdown(os.Stdout, rows)
 	} else {

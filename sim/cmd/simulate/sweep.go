@@ -62,7 +62,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	series := map[string][]report.SweepPoint{}
 	var order []string
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tpolicy\tTTFT ok\tof feasible\tp99 TTFT\tGPU-h\t×oracle\tkilled\tscale ev\tflaps\t\n", *what)
+	fmt.Fprintf(tw, "%s\tpolicy\tTTFT ok\tof feasible\tp99 TTFT\tGPU-h\t×oracle\tkilled\tunfinished\tscale ev\tflaps\t\n", *what)
 	for _, v := range vals {
 		cc := c
 		switch *what {
@@ -128,7 +128,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 			if orcGPU > 0 {
 				ratio = fmt.Sprintf("%.2f", r.VsOracle)
 			}
-			fmt.Fprintf(tw, "%g\t%s\t%.2f%%\t%.2f%%\t%.1fs\t%.2f\t%s\t%d\t%d\t%d\t\n", v, r.Policy, 100*r.TTFTAttainment, 100*r.FeasibleAttainment, r.TTFTP99, r.GPUHours, ratio, r.Killed, r.ScaleEvents, r.Flaps)
+			fmt.Fprintf(tw, "%g\t%s\t%.2f%%\t%.2f%%\t%.1fs\t%.2f\t%s\t%d\t%d\t%d\t%d\t\n", v, r.Policy, 100*r.TTFTAttainment, 100*r.FeasibleAttainment, r.TTFTP99, r.GPUHours, ratio, r.Killed, r.Unfinished, r.ScaleEvents, r.Flaps)
 		}
 		log.Info("sweep point done", *what, v)
 	}

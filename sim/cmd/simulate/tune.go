@@ -8,8 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/runner"
 	"github.com/inferscale/inferscale/sim/tune"
+	"github.com/inferscale/inferscale/sim/workload"
 )
 
 func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
@@ -45,20 +47,8 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	cfg = c.withInitial(cfg, reqs)
 	log.Info("tuning", "policy", *name, "params", len(params), "requests", len(reqs), "target", c.target)
-	eval := func(ctx context.Context, p map[string]float64) (tune.Outcome, error) {
-		b, err := runner.Build(runner.SpecWith(*name, p), cfg, opts)
-		if err != nil {
-			return tune.Outcome{}, err
-		}
-		defer b.Close()
-		res, err := runner.Run(ctx, cfg, reqs, b)
-		if err != nil {
-			return tune.Outcome{}, err
-		}
-		return tune.Outcome{Attainment: res.FeasibleTTFTAttainment(), GPUHours: res.GPUHours()}, nil
-	}
 	n := 0
-	res, err := tune.Search(ctx, params, eval, tune.Options{Target: c.target, Grid: *grid, Passes: *passes,
+	res, err := tune.Search(ctx, params, replayer(*name, cfg, opts, reqs), tune.Options{Target: c.target, Grid: *grid, Passes: *passes,
 		OnTrial: func(t tune.Trial) {
 			n++
 			fmt.Fprintf(os.Stderr, "trial %3d  TTFT ok %7.3f%%  GPU-h %8.2f  %s\n", n, 100*t.Outcome.Attainment, t.Outcome.GPUHours, tune.Key(t.Params))
@@ -74,4 +64,20 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 		runner.SpecWith(*name, res.Best.Params), len(res.Trials), 100*res.Best.Outcome.Attainment, verdict, 100*c.target, res.Best.Outcome.GPUHours)
 	fmt.Printf("use it with: simulate run -policies '%s'\n", runner.SpecWith(*name, res.Best.Params))
 	return nil
+}
+
+// replayer evaluates one setting of a policy by replaying reqs.
+func replayer(name string, cfg engine.Config, opts runner.Options, reqs []workload.Request) tune.Evaluate {
+	return func(ctx context.Context, p map[string]float64) (tune.Outcome, error) {
+		b, err := runner.Build(runner.SpecWith(name, p), cfg, opts)
+		if err != nil {
+			return tune.Outcome{}, err
+		}
+		defer b.Close()
+		res, err := runner.Run(ctx, cfg, reqs, b)
+		if err != nil {
+			return tune.Outcome{}, err
+		}
+		return tune.Outcome{Attainment: res.FeasibleTTFTAttainment(), GPUHours: res.GPUHours()}, nil
+	}
 }

@@ -1,0 +1,59 @@
+package decide
+
+import (
+	"math"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/decisionlog"
+	"github.com/inferscale/inferscale/shared/policy"
+)
+
+// DecisionLine is the decision log's line for a decision taken at now:
+// what evaluate writes to stderr every tick (CPA's logStderr forwards it
+// to the pod log), and what the simulator writes for `simulate decisions`.
+func DecisionLine(d policy.Decision, now time.Time, mode string, slo time.Duration) decisionlog.Line {
+	l := decisionlog.Line{
+		Time: now.UTC(), Mode: mode, Current: d.Current, Target: d.Target,
+		Reasons: d.Reasons, Alerts: d.Alerts, SLOSeconds: slo.Seconds(), Victims: d.Victims,
+		Fleet: decisionlog.Fleet{
+			Ready: d.Fleet.Ready, Starting: d.Fleet.Starting, Missing: d.Fleet.Missing,
+			Waiting: finite(d.Fleet.Waiting), Running: finite(d.Fleet.Running),
+			KVMean: opt(d.Fleet.KVMean), TTFTP95: opt(d.Fleet.TTFTP95), ArrivalRate: opt(d.Fleet.ArrivalRate),
+		},
+	}
+	if l.Reasons == nil {
+		l.Reasons = []string{}
+	}
+	if l.Alerts == nil {
+		l.Alerts = []string{}
+	}
+	for _, r := range d.Rules {
+		l.Rules = append(l.Rules, decisionlog.Rule{Name: r.Name, Value: opt(r.Value), Threshold: finite(r.Threshold),
+			Over: r.Over, Proposal: r.Proposal})
+	}
+	if p := d.Plan; p != nil && p.Valid {
+		f := p.Forecast
+		l.Forecast = &decisionlog.Forecast{Level: finite(f.Level), Trend: finite(f.Trend), Upper: finite(f.Upper),
+			Quantile: finite(f.Quantile), HorizonSeconds: finite(f.Horizon)}
+		src := decisionlog.CapacityPrior
+		if p.ParamsSource == "fitted" {
+			src = decisionlog.CapacityFitted
+		}
+		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src}
+	}
+	return l
+}
+
+func opt(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return decisionlog.F(*p)
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

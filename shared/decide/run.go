@@ -1,0 +1,187 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/clock"
+	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decisionlog"
+	"github.com/inferscale/inferscale/shared/kube"
+	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/state"
+	"github.com/inferscale/inferscale/shared/state/store"
+)
+
+// Timeout bounds one evaluate run (CPA's timeout kills it anyway).
+const Timeout = 20 * time.Second
+
+// Process is what an evaluate run gets from its process.
+type Process struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Stderr gets one decision-log line per tick (nil: none); CPA's
+	// logStderr forwards it to the pod log.
+	Stderr io.Writer
+	// Lookup reads the environment (os.LookupEnv).
+	Lookup settings.LookupFunc
+	Log    *slog.Logger
+
+	// api stands in for the in-cluster API (tests); nil: connect.
+	api *cluster
+}
+
+// Run is the whole evaluate process: read stdin, decide, persist unless
+// dry-run, print exactly one JSON object. Nothing but that object is ever
+// written to stdout; on error nothing is, and the state is untouched.
+func Run(ctx context.Context, p Process) error {
+	in, cfg, now, err := prepare(p)
+	if err != nil {
+		return err
+	}
+	out, err := tick(ctx, p, in, cfg, now)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Stdout.Write(append(out, '\n')); err != nil {
+		return fmt.Errorf("writing the decision: %w", err)
+	}
+	return nil
+}
+
+// prepare reads and checks everything a tick needs before it touches the
+// state: the input, the settings and the clock.
+func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
+	var cfg settings.Evaluate
+	b, err := cpa.ReadAll(p.Stdin, cpa.MaxInputBytes)
+	if err != nil {
+		return nil, cfg, time.Time{}, err
+	}
+	in, warnings, err := ParseInput(b)
+	if err != nil {
+		return nil, cfg, time.Time{}, err
+	}
+	for _, w := range warnings {
+		p.Log.Warn("metric value unusable", "detail", w)
+	}
+	src, err := settings.Load(p.Lookup)
+	if err == nil {
+		cfg, err = settings.ForEvaluate(src)
+	}
+	if err != nil {
+		return nil, cfg, time.Time{}, fmt.Errorf("configuration: %w", err)
+	}
+	now, err := clock.Now(func(k string) string { v, _ := p.Lookup(k); return v })
+	if err != nil {
+		return nil, cfg, time.Time{}, err
+	}
+	return in, cfg, now, nil
+}
+
+// tick decides under the state's transaction, acts in the cluster (the
+// victims' marks, Events), records the tick and saves the state, unless
+// the run is a dry run or autoscaling is disabled; it returns the output.
+func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
+	st, err := OpenStore(cfg.Store, p.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	txn, err := st.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening state: %w", err)
+	}
+	defer txn.Close()
+	if w := txn.Warning(); w != nil {
+		p.Log.Warn("state discarded", "err", w)
+	}
+	s := txn.State()
+	marked := append([]string(nil), s.Marked...)
+	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
+	if w := txn.Warning(); w != nil {
+		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
+	}
+	mode, answer := cfg.Cluster.Mode, d.Target
+	if mode == decisionlog.Advisory {
+		// Decide and remember as usual, but leave the replicas alone.
+		answer, rec.Decided.Marked = d.Current, nil
+		rec.Decided.Advisory = &state.AdvisoryTick{At: rec.At, Current: d.Current, Target: d.Target}
+	}
+	if p.Stderr != nil {
+		if err := decisionlog.Write(p.Stderr, DecisionLine(d, now, mode, cfg.Policy.TTFTSLO)); err != nil {
+			p.Log.Warn("decision line not written", "err", err)
+		}
+	}
+	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(answer), CurrentReplicas: int32(d.Current),
+		Reasons: d.Reasons, Alerts: d.Alerts, Victims: d.Victims, Decision: d})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the decision: %w", err)
+	}
+	if in.RunType != cpa.RunTypeAPIDryRun && ok {
+		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		s.Record(rec)
+		if err := txn.Save(ctx, s); err != nil {
+			return nil, fmt.Errorf("saving state: %w", err)
+		}
+	}
+	if err := txn.Close(); err != nil {
+		return nil, err
+	}
+	p.Log.Info("decision", "runType", in.RunType, "mode", mode, "current", d.Current, "target", d.Target, "signals", d.Signals,
+		"ready", d.Fleet.Ready, "starting", d.Fleet.Starting, "missing", d.Fleet.Missing)
+	return out, nil
+}
+
+// act does the tick's cluster-side effects and notes in rec what the
+// state must remember of them: the pods marked, the recorder's memory.
+// Victims are marked only in active mode with deletionCost on; otherwise
+// the marks a previous tick left are cleared.
+func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) {
+	ctx, cancel := context.WithTimeout(ctx, effectsTimeout)
+	defer cancel()
+	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
+	var c cluster
+	if p.api != nil {
+		c = *p.api
+	} else {
+		c = connect(p.Lookup, marking || len(marked) > 0, cfg.Cluster.Events, p.Log)
+	}
+	target, err := kube.ObjectRefFromTarget(in.Target)
+	if err != nil {
+		p.Log.Warn("no scale target reference for pod marks and Events", "err", err)
+		rec.Decided.Marked = nil
+		return
+	}
+	victims := d.Victims
+	if !marking {
+		victims = nil
+	}
+	rec.Decided.Marked = c.mark(ctx, target.Namespace, marked, victims)
+	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
+		rec.Decided.Events = ev
+	}
+}
+
+// OpenStore opens the store the settings name: the file, a ConfigMap
+// through the in-cluster API, or none.
+func OpenStore(s settings.Store, lookup settings.LookupFunc) (store.Store, error) {
+	switch s.Backend {
+	case "none":
+		return store.Memory{}, nil
+	case "configmap":
+		c, err := kube.InCluster(func(k string) string { v, _ := lookup(k); return v }, "", 5*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		ns := s.Namespace
+		if ns == "" {
+			ns = c.Namespace
+		}
+		return store.ConfigMap{API: c, Namespace: ns, Name: s.ConfigMap, LockPath: s.File}, nil
+	}
+	return store.File{Path: s.File}, nil
+}

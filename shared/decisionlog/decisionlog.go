@@ -1,0 +1,308 @@
+// Package decisionlog is the format of inferscale's decision log: one JSON
+// object per evaluate tick, written on one line to stderr, which CPA's
+// `logStderr: true` forwards to the pod log. The first key is fixed
+// ("inferscale":"decision/v1") so that Parse finds the objects anywhere in
+// `kubectl logs` output: behind klog prefixes, `--timestamps` prefixes,
+// several to a multi-line stderr dump, between unrelated lines.
+//
+// The package is pure (std lib only): Write formats one Line, Parse scans a
+// log for them and reports malformed ones without failing the rest.
+package decisionlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Version is the value of the first key of every line this package writes.
+const Version = "decision/v1"
+
+// Modes of evaluate.
+const (
+	// Active: the target is returned to CPA, which applies it.
+	Active = "active"
+	// Advisory: the target is computed and logged, the current count returned.
+	Advisory = "advisory"
+)
+
+// Line is one decision.
+type Line struct {
+	// Inferscale is Version; Write sets it.
+	Inferscale string    `json:"inferscale"`
+	Time       time.Time `json:"time"`
+	Mode       string    `json:"mode"`
+	// Current is spec.replicas as evaluate saw it; Target what it decided.
+	Current int      `json:"current"`
+	Target  int      `json:"target"`
+	Reasons []string `json:"reasons"`
+	Alerts  []string `json:"alerts"`
+	Rules   []Rule   `json:"rules"`
+	Fleet   Fleet    `json:"fleet"`
+	// SLOSeconds is the TTFT objective the policy ran with.
+	SLOSeconds float64   `json:"sloSeconds"`
+	Forecast   *Forecast `json:"forecast,omitempty"`
+	Capacity   *Capacity `json:"capacity,omitempty"`
+	// Victims are the pods a scale-down would remove first (drain-aware).
+	Victims []string `json:"victims,omitempty"`
+}
+
+// Rule is one rule's reading.
+type Rule struct {
+	Name string `json:"name"`
+	// Value is nil (JSON null) when the signal is unavailable.
+	Value     *float64 `json:"value"`
+	Threshold float64  `json:"threshold"`
+	Over      bool     `json:"over"`
+	Proposal  int      `json:"proposal"`
+}
+
+// Fleet is the fleet as the tick saw it.
+type Fleet struct {
+	Ready       int      `json:"ready"`
+	Starting    int      `json:"starting"`
+	Missing     int      `json:"missing"`
+	Waiting     float64  `json:"waiting"`
+	Running     float64  `json:"running"`
+	KVMean      *float64 `json:"kvMean,omitempty"`
+	TTFTP95     *float64 `json:"ttftP95,omitempty"`
+	ArrivalRate *float64 `json:"arrivalRate,omitempty"`
+}
+
+// Forecast is policy v2's demand forecast over the horizon.
+type Forecast struct {
+	Level          float64 `json:"level"`
+	Trend          float64 `json:"trend"`
+	Upper          float64 `json:"upper"`
+	Quantile       float64 `json:"quantile"`
+	HorizonSeconds float64 `json:"horizonSeconds"`
+}
+
+// Capacity sources.
+const (
+	CapacityPrior      = "prior"
+	CapacityFitted     = "fitted"
+	CapacitySaturation = "saturation"
+	CapacityConfigured = "configured"
+)
+
+// Capacity is policy v2's one-pod service capacity and where it came from.
+type Capacity struct {
+	PerPod float64 `json:"perPod"`
+	Source string  `json:"source"`
+}
+
+// Validate reports what makes l not a v1 decision.
+func (l *Line) Validate() error {
+	var errs []error
+	if l.Inferscale != Version {
+		errs = append(errs, fmt.Errorf("inferscale %q: want %q", l.Inferscale, Version))
+	}
+	if y := l.Time.UTC().Year(); l.Time.IsZero() || y < 1 || y > 9999 {
+		errs = append(errs, errors.New("time is missing or out of range"))
+	}
+	if l.Mode != Active && l.Mode != Advisory {
+		errs = append(errs, fmt.Errorf("mode %q: want %q or %q", l.Mode, Active, Advisory))
+	}
+	if l.Current < 0 || l.Target < 0 {
+		errs = append(errs, fmt.Errorf("current %d / target %d: want ≥ 0", l.Current, l.Target))
+	}
+	if l.Fleet.Ready < 0 || l.Fleet.Starting < 0 || l.Fleet.Missing < 0 {
+		errs = append(errs, fmt.Errorf("fleet counts %d/%d/%d: want ≥ 0", l.Fleet.Ready, l.Fleet.Starting, l.Fleet.Missing))
+	}
+	if !(l.SLOSeconds >= 0) {
+		errs = append(errs, fmt.Errorf("sloSeconds %g: want ≥ 0", l.SLOSeconds))
+	}
+	for i, r := range l.Rules {
+		if r.Name == "" {
+			errs = append(errs, fmt.Errorf("rules[%d]: empty name", i))
+		}
+	}
+	if c := l.Capacity; c != nil {
+		switch c.Source {
+		case CapacityPrior, CapacityFitted, CapacitySaturation, CapacityConfigured:
+		default:
+			errs = append(errs, fmt.Errorf("capacity.source %q: want prior, fitted, saturation or configured", c.Source))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Write writes l as one newline-terminated JSON line (Version set, nil
+// reason and alert lists as []). Non-finite numbers are an error: JSON has
+// none, and a line must never be half written.
+func Write(w io.Writer, l Line) error {
+	l.Inferscale = Version
+	l.Time = l.Time.UTC()
+	if l.Reasons == nil {
+		l.Reasons = []string{}
+	}
+	if l.Alerts == nil {
+		l.Alerts = []string{}
+	}
+	if l.Rules == nil {
+		l.Rules = []Rule{}
+	}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("decision line: %w", err)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("decision line: %w", err)
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing decision line: %w", err)
+	}
+	return nil
+}
+
+// F returns a pointer to v, or nil when v is NaN or infinite (an absent
+// reading), for the optional fields.
+func F(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// marker starts every decision object; Parse looks for it.
+var marker = []byte(`{"inferscale":"decision/`)
+
+// MaxLineBytes bounds one log line; longer lines are skipped with an error.
+const MaxLineBytes = 1 << 20
+
+// Parse scans r line by line and returns every decision object found
+// anywhere in a line (behind prefixes, several per line), in order.
+// Anything else is skipped. Each malformed or invalid object gives an error
+// naming its line; the scan goes on. A read error ends the scan (and is
+// the last error).
+func Parse(r io.Reader) ([]Line, []error) {
+	var out []Line
+	var errs []error
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br)
+		switch {
+		case tooLong:
+			errs = append(errs, fmt.Errorf("line %d: longer than %d bytes: skipped", n, MaxLineBytes))
+		case len(line) > 0:
+			ls, es := scanLine(line, n)
+			out = append(out, ls...)
+			errs = append(errs, es...)
+		}
+		if err == io.EOF {
+			return out, errs
+		}
+		if err != nil {
+			return out, append(errs, fmt.Errorf("reading the log at line %d: %w", n, err))
+		}
+	}
+}
+
+// readLine reads one line without its line ending, keeping at most
+// MaxLineBytes of it (tooLong says the rest was dropped).
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) <= MaxLineBytes+1 {
+			line = append(line, frag...)
+		} else {
+			tooLong = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > MaxLineBytes {
+			tooLong = true
+		}
+		return line, tooLong, err
+	}
+}
+
+// scanLine decodes every marked object in one line.
+func scanLine(line []byte, n int) ([]Line, []error) {
+	var out []Line
+	var errs []error
+	for off := 0; off < len(line); {
+		i := bytes.Index(line[off:], marker)
+		if i < 0 {
+			break
+		}
+		start := off + i
+		l, used, err := decodeAt(line[start:])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d, column %d: %w", n, start+1, err))
+			off = start + len(marker)
+			continue
+		}
+		out = append(out, l)
+		off = start + used
+	}
+	return out, errs
+}
+
+// decodeAt decodes the object at the start of b and returns how many bytes
+// it took.
+func decodeAt(b []byte) (Line, int, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return Line{}, 0, fmt.Errorf("malformed decision: %w", err)
+	}
+	var l Line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return Line{}, 0, fmt.Errorf("malformed decision: %w", err)
+	}
+	if err := l.Validate(); err != nil {
+		return Line{}, 0, fmt.Errorf("invalid decision: %w", err)
+	}
+	return l, int(dec.InputOffset()), nil
+}
+
+// Why says in one line what decided l: for a scale-up each rule over its
+// threshold with its reading, threshold and proposal ("queue 4.2 > 3 →
+// 6"); then the reasons, in the policy's order; then the alerts.
+func (l Line) Why() string {
+	var parts []string
+	for _, r := range l.Rules {
+		if !r.Over || l.Target <= l.Current {
+			continue
+		}
+		v := "n/a"
+		if r.Value != nil {
+			v = strconv.FormatFloat(*r.Value, 'g', 3, 64)
+		}
+		p := fmt.Sprintf("%s %s > %s", r.Name, v, strconv.FormatFloat(r.Threshold, 'g', 3, 64))
+		if r.Proposal > 0 {
+			p += fmt.Sprintf(" → %d", r.Proposal)
+		}
+		parts = append(parts, p)
+	}
+	parts = append(parts, l.Reasons...)
+	for _, a := range l.Alerts {
+		parts = append(parts, "alert: "+a)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// EventMessage is the message of the Kubernetes Event for a change of
+// target, in the HPA's words ("New size: 6; reason: ...").
+func (l Line) EventMessage() string {
+	return fmt.Sprintf("New size: %d (from %d); reason: %s", l.Target, l.Current, l.Why())
+}
+
+// String is a one-line human summary of l.
+func (l Line) String() string {
+	return fmt.Sprintf("%s %s current %d target %d: %s", l.Time.UTC().Format(time.RFC3339), l.Mode, l.Current, l.Target,
+		strings.Join(l.Reasons, "; "))
+}

@@ -1,0 +1,135 @@
+package fleet
+
+import (
+	"math"
+
+	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// Service is what one tick shows of the pods' service, for the service
+// model and the demand forecast (package sizing): each pod's readings
+// since its previous scrape, and the fleet's histogram deltas merged over
+// the pods. It is not part of the decision's JSON.
+type Service struct {
+	Pods []PodService
+	// TTFT, Queue, Prompts and Outputs are the deltas of the TTFT,
+	// queue-time, prompt-length and generation-length histograms.
+	TTFT, Queue, Prompts, Outputs signal.Histogram
+	// PromptRate and OutputRate are prompt and generated tokens per
+	// second, summed over the pods with a delta.
+	PromptRate, OutputRate float64
+	// Running and KV are sums over the ready pods that reported.
+	Running, KV float64
+	// Reporting counts the ready pods with complete readings.
+	Reporting int
+}
+
+// PodService is one pod's tick.
+type PodService struct {
+	Name    string
+	Seconds float64
+	// ITL is the mean inter-token gap over the tick, from ITLCount gaps.
+	ITL, ITLCount float64
+	// PromptRate and OutputRate are tokens per second over the tick.
+	PromptRate, OutputRate float64
+	// Running and KV are the means of the previous and this scrape.
+	Running, KV float64
+	// Prefill is the tick's mean time from scheduling to first token
+	// (mean TTFT minus mean queue time) over Prefills requests, of mean
+	// prompt PromptMean; Prompts is the tick's prompt-length delta.
+	Prefill, Prefills, PromptMean float64
+	Prompts                       signal.Histogram
+}
+
+// serviceCounters are p's cumulative readings for the next tick's deltas.
+func serviceCounters(p *signal.Pod) *state.ServiceCounters {
+	c := &state.ServiceCounters{PromptTokens: p.PromptTokensTotal, OutputTokens: p.GenerationTokensTotal,
+		Queue: state.HistOf(p.QueueTime), Prompts: state.HistOf(p.PromptLength), Outputs: state.HistOf(p.GenerationLength)}
+	if p.InterToken != nil {
+		c.ITLSum, c.ITLCount = p.InterToken.Sum, p.InterToken.Count
+	}
+	if p.Running != nil {
+		c.Running = *p.Running
+	}
+	if p.KVCacheUsage != nil {
+		c.KV = *p.KVCacheUsage
+	}
+	return c
+}
+
+// service adds p's tick to the view's Service, against its stored
+// counters prev (nil: a first scrape, nothing to add).
+func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
+	svc := &a.v.Service
+	if p.Running != nil {
+		svc.Running += *p.Running
+	}
+	if p.KVCacheUsage != nil {
+		svc.KV += *p.KVCacheUsage
+	}
+	svc.Reporting++
+	if prev == nil || prev.Service == nil {
+		return
+	}
+	before := prev.Service
+	dt := p.ScrapeTime.Sub(prev.ScrapeTime).Seconds()
+	if dt <= 0 {
+		return
+	}
+	ps := PodService{Name: p.Name, Seconds: dt, Running: before.Running, KV: before.KV}
+	if p.Running != nil {
+		ps.Running = (before.Running + *p.Running) / 2
+	}
+	if p.KVCacheUsage != nil {
+		ps.KV = (before.KV + *p.KVCacheUsage) / 2
+	}
+	if p.InterToken != nil && p.InterToken.Count > before.ITLCount {
+		n := p.InterToken.Count - before.ITLCount
+		ps.ITL, ps.ITLCount = (p.InterToken.Sum-before.ITLSum)/n, n
+	}
+	if r, ok := counterRate(p.PromptTokensTotal, before.PromptTokens, dt); ok {
+		ps.PromptRate = r
+		svc.PromptRate += r
+	}
+	if r, ok := counterRate(p.GenerationTokensTotal, before.OutputTokens, dt); ok {
+		ps.OutputRate = r
+		svc.OutputRate += r
+	}
+	ttft, okT := histDelta(p.TTFT, prev.TTFT.Signal())
+	queue, okQ := histDelta(p.QueueTime, before.Queue.Signal())
+	prompts, okP := histDelta(p.PromptLength, before.Prompts.Signal())
+	if outs, ok := histDelta(p.GenerationLength, before.Outputs.Signal()); ok {
+		merge(&svc.Outputs, outs)
+	}
+	if okT {
+		merge(&svc.TTFT, ttft)
+	}
+	if okQ {
+		merge(&svc.Queue, queue)
+	}
+	if okP {
+		merge(&svc.Prompts, prompts)
+		ps.Prompts = prompts
+		if prompts.Count > 0 {
+			ps.PromptMean = prompts.Sum / prompts.Count
+		}
+	}
+	if okT && okQ && ttft.Count > 0 && queue.Count > 0 {
+		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/queue.Count
+		ps.Prefills = ttft.Count
+	}
+	svc.Pods = append(svc.Pods, ps)
+}
+
+// counterRate is a counter's increase per second (a reset counts from 0).
+func counterRate(cur, before *float64, dt float64) (float64, bool) {
+	if cur == nil || before == nil || dt <= 0 {
+		return 0, false
+	}
+	d := *cur - *before
+	if d < 0 {
+		d = *cur
+	}
+	return math.Max(0, d/dt), true
+}

@@ -1,0 +1,228 @@
+// Package forecast predicts a demand series over a horizon H with a
+// calibrated upper bound, for sizing a fleet whose new pods take H to
+// become ready.
+//
+// The point forecast is Holt's linear smoothing (level and damped trend,
+// gains from time constants so irregular ticks are handled). Its upper
+// bound comes from the series' own past errors at the same horizon, in
+// the split-conformal way: every tick's forecast is kept until H has
+// passed, then scored as log((peak over the horizon + ε)/(forecast + ε)),
+// and the upper bound is the forecast times exp of the (1−α_t) quantile
+// of the recent scores. α_t follows Adaptive Conformal Inference (Gibbs &
+// Candès 2021): α_{t+1} = α_t + γ(α − err_t), err_t = 1 when the peak beat
+// the bound, which holds the long-run miss rate at α whatever the series
+// does. Bursty traffic therefore gets wide bounds and smooth traffic
+// narrow ones, without per-workload settings.
+//
+// The package is pure: the caller owns the State and the clock.
+package forecast
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// State is what the forecaster remembers between ticks.
+type State struct {
+	Level float64   `json:"level"`
+	Trend float64   `json:"trend"` // per second
+	At    time.Time `json:"at"`
+	// Since is the first observation: forecasts made within Settle of it
+	// are not scored (the smoothing has not settled yet).
+	Since time.Time `json:"since"`
+	// Scores are the recent log-ratio errors at the horizon, oldest first.
+	Scores []float64 `json:"scores,omitempty"`
+	// Alpha is ACI's current miss level α_t.
+	Alpha float64 `json:"alpha"`
+	// Pending are forecasts whose horizon has not passed yet, oldest first.
+	Pending []Pending `json:"pending,omitempty"`
+	// Covered and Missed count resolved forecasts (for reports).
+	Covered int `json:"covered,omitempty"`
+	Missed  int `json:"missed,omitempty"`
+}
+
+// Pending is one forecast waiting for its horizon.
+type Pending struct {
+	At       time.Time `json:"at"`
+	Due      time.Time `json:"due"`
+	Forecast float64   `json:"forecast"`
+	Upper    float64   `json:"upper"`
+	Peak     float64   `json:"peak"`
+}
+
+// Options set the forecaster.
+type Options struct {
+	// Horizon is H: how far ahead the sizing must hold.
+	Horizon time.Duration
+	// LevelTau and TrendTau are the smoothing time constants.
+	LevelTau, TrendTau time.Duration
+	// TrendDamping is the share of the trend kept per TrendTau ahead.
+	// Miss is the target miss rate α of the upper bound.
+	Miss float64
+	// Gamma is ACI's step size.
+	Gamma float64
+	// MaxScores bounds the error history (and the state).
+	MaxScores int
+	// MinScores is how many scores the quantile needs; before that the
+	// upper bound is the forecast times WarmupFactor.
+	MinScores    int
+	WarmupFactor float64
+	// Epsilon keeps the log ratio finite at zero demand, in demand units.
+	Epsilon float64
+	// MaxGrowth caps the trend's extrapolation over the horizon.
+	MaxGrowth float64
+	// Settle is how long after the first observation forecasts go
+	// unscored: the first level and trend are guesses, and their errors
+	// would widen the band for hours.
+	Settle time.Duration
+}
+
+// DefaultOptions for horizon h.
+func DefaultOptions(h time.Duration) Options {
+	return Options{Horizon: h, LevelTau: 45 * time.Second, TrendTau: 3 * time.Minute, Miss: 0.05, Gamma: 0.005,
+		MaxScores: 240, MinScores: 20, WarmupFactor: 2, Epsilon: 0.05, MaxGrowth: 2, Settle: 3 * time.Minute}
+}
+
+// MaxPending bounds the forecasts waiting for their horizon (two hours of
+// 15 s ticks).
+const MaxPending = 480
+
+// Forecast is one tick's answer.
+type Forecast struct {
+	Level float64 `json:"level"`
+	Trend float64 `json:"trend"` // per second
+	// Point is the forecast peak over (now, now+H]; Upper its calibrated
+	// upper bound at level Quantile.
+	Point    float64 `json:"point"`
+	Upper    float64 `json:"upper"`
+	Quantile float64 `json:"quantile"`
+	Horizon  float64 `json:"horizonSeconds"`
+	Scores   int     `json:"scores"`
+}
+
+// Observe folds this tick's demand y into st and forecasts the horizon.
+func Observe(st *State, y float64, now time.Time, o Options) Forecast {
+	y = math.Max(y, 0)
+	resolve(st, y, now, o)
+	smooth(st, y, now, o)
+	point := st.Level
+	h := o.Horizon.Seconds()
+	if st.Trend > 0 {
+		// The peak of a rising line over (now, now+H] is at its end; a
+		// trend is extrapolated to at most MaxGrowth times the level.
+		point += math.Min(st.Trend*h, (o.MaxGrowth-1)*st.Level)
+	}
+	point = math.Max(point, 0)
+	f := Forecast{Level: st.Level, Trend: st.Trend, Point: point, Horizon: h, Scores: len(st.Scores)}
+	if st.Alpha <= 0 {
+		st.Alpha = o.Miss
+	}
+	f.Quantile = math.Min(1, math.Max(0, 1-st.Alpha))
+	if len(st.Scores) >= o.MinScores {
+		s := quantile(st.Scores, f.Quantile)
+		r := math.Max(0, math.Sqrt(point+o.Epsilon)+s)
+		f.Upper = r*r - o.Epsilon
+	} else {
+		f.Upper = point*o.WarmupFactor + o.Epsilon
+	}
+	f.Upper = math.Max(f.Upper, point)
+	if st.Since.IsZero() || now.Before(st.Since) {
+		st.Since = now
+	}
+	if now.Sub(st.Since) >= o.Settle {
+		st.Pending = append(st.Pending, Pending{At: now, Due: now.Add(o.Horizon), Forecast: point, Upper: f.Upper})
+	}
+	return f
+}
+
+// resolve adds y to the peaks of the pending forecasts and scores those
+// whose horizon has passed.
+func resolve(st *State, y float64, now time.Time, o Options) {
+	kept := st.Pending[:0]
+	for _, p := range st.Pending {
+		if now.Before(p.At) { // the clock went back: drop, never score
+			continue
+		}
+		if now.After(p.At) {
+			p.Peak = math.Max(p.Peak, y)
+		}
+		if now.Before(p.Due) {
+			kept = append(kept, p)
+			continue
+		}
+		st.Scores = append(st.Scores, math.Sqrt(y+o.Epsilon)-math.Sqrt(p.Forecast+o.Epsilon))
+		miss := 0.0
+		if y > p.Upper {
+			miss = 1
+			st.Missed++
+		} else {
+			st.Covered++
+		}
+		if st.Alpha <= 0 {
+			st.Alpha = o.Miss
+		}
+		st.Alpha = math.Min(0.5, math.Max(0.001, st.Alpha+o.Gamma*(o.Miss-miss)))
+	}
+	st.Pending = kept
+	if over := len(st.Scores) - o.MaxScores; over > 0 {
+		st.Scores = append(st.Scores[:0], st.Scores[over:]...)
+	}
+	// A horizon's worth of ticks at most (a clock jump forward resolves
+	// the rest on the next tick).
+	if over := len(st.Pending) - MaxPending; over > 0 {
+		st.Pending = append(st.Pending[:0], st.Pending[over:]...)
+	}
+}
+
+// smooth is Holt's update with gains 1−exp(−dt/τ).
+func smooth(st *State, y float64, now time.Time, o Options) {
+	if st.At.IsZero() || !now.After(st.At) {
+		if st.At.IsZero() || now.Before(st.At) {
+			st.Level, st.Trend = y, 0
+		}
+		st.At = now
+		return
+	}
+	dt := now.Sub(st.At).Seconds()
+	a := 1 - math.Exp(-dt/o.LevelTau.Seconds())
+	b := 1 - math.Exp(-dt/o.TrendTau.Seconds())
+	pred := st.Level + st.Trend*dt
+	level := pred + a*(y-pred)
+	trend := st.Trend + b*((level-st.Level)/dt-st.Trend)
+	st.Level, st.Trend, st.At = math.Max(level, 0), trend, now
+}
+
+// quantile is the q-quantile of xs at rank ceil((n+1)q) (split
+// conformal's finite-sample rank), the largest value when that passes n.
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	k := int(math.Ceil(float64(len(s)+1)*q)) - 1
+	return s[min(max(k, 0), len(s)-1)]
+}
+
+// Scenarios are the demands the horizon may bring: the point forecast
+// moved by each recent error at the horizon (in √ space, where a Poisson
+// count's noise is even). Before MinScores errors are known, the point
+// and WarmupFactor times it stand in.
+func Scenarios(st *State, f Forecast, o Options) []float64 {
+	if len(st.Scores) < o.MinScores {
+		return []float64{f.Point, f.Point * o.WarmupFactor}
+	}
+	out := make([]float64, len(st.Scores))
+	r := math.Sqrt(f.Point + o.Epsilon)
+	for i, sc := range st.Scores {
+		v := math.Max(0, r+sc)
+		out[i] = math.Max(0, v*v-o.Epsilon)
+	}
+	return out
+}
+
+// Clone is a deep copy.
+func (st State) Clone() State {
+	c := st
+	c.Scores = append([]float64(nil), st.Scores...)
+	c.Pending = append([]Pending(nil), st.Pending...)
+	return c
+}

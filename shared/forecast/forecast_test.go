@@ -1,0 +1,147 @@
+package forecast
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// poisson draws a Poisson count (normal approximation above 50).
+func poisson(rng *rand.Rand, mean float64) float64 {
+	if mean > 50 {
+		return math.Max(0, math.Round(mean+math.Sqrt(mean)*rng.NormFloat64()))
+	}
+	l, k, p := math.Exp(-mean), 0.0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// coverage replays a demand process and returns the share of horizons
+// whose demand stayed within the upper bound given H earlier.
+func coverage(t *testing.T, o Options, demand func(i int, rng *rand.Rand) float64) (float64, State) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var st State
+	for i := 0; i < 4000; i++ {
+		Observe(&st, demand(i, rng), t0.Add(time.Duration(i)*15*time.Second), o)
+	}
+	n := st.Covered + st.Missed
+	if n < 3000 {
+		t.Fatalf("only %d forecasts resolved", n)
+	}
+	return float64(st.Covered) / float64(n), st
+}
+
+func TestUpperBoundCoversTheRequestedShare(t *testing.T) {
+	o := DefaultOptions(90 * time.Second)
+	for _, c := range []struct {
+		name   string
+		demand func(i int, rng *rand.Rand) float64
+	}{
+		{"poisson, flat", func(i int, rng *rand.Rand) float64 { return poisson(rng, 40) / 15 }},
+		{"poisson, diurnal", func(i int, rng *rand.Rand) float64 {
+			return poisson(rng, 15*(3+2*math.Sin(float64(i)/300))) / 15
+		}},
+		{"bursty (on/off)", func(i int, rng *rand.Rand) float64 {
+			if (i/20)%3 == 0 {
+				return poisson(rng, 150) / 15
+			}
+			return poisson(rng, 5) / 15
+		}},
+		{"low rate", func(i int, rng *rand.Rand) float64 { return poisson(rng, 2) / 15 }},
+	} {
+		got, _ := coverage(t, o, c.demand)
+		if want := 1 - o.Miss; math.Abs(got-want) > 0.02 {
+			t.Errorf("%s: the upper bound covered %.3f of the horizons, want %.2f ± 0.02", c.name, got, want)
+		}
+	}
+}
+
+func TestBandIsWiderForBurstyTrafficThanForSmooth(t *testing.T) {
+	o := DefaultOptions(90 * time.Second)
+	width := func(demand func(i int, rng *rand.Rand) float64) float64 {
+		_, st := coverage(t, o, demand)
+		f := Observe(&st, st.Level, t0.Add(4001*15*time.Second), o)
+		return f.Upper / math.Max(f.Point, 1e-9)
+	}
+	smooth := width(func(i int, rng *rand.Rand) float64 { return poisson(rng, 600) / 15 })
+	bursty := width(func(i int, rng *rand.Rand) float64 {
+		if rng.Float64() < 0.10 { // more often than the 5 % miss level
+			return poisson(rng, 1800) / 15
+		}
+		return poisson(rng, 600) / 15
+	})
+	if !(bursty > smooth*1.3) || smooth > 1.3 {
+		t.Errorf("upper/point: smooth %.2f, bursty %.2f; want smooth near 1 and bursty well above", smooth, bursty)
+	}
+}
+
+func TestForecastFollowsATrendAndCapsIt(t *testing.T) {
+	o := DefaultOptions(2 * time.Minute)
+	var st State
+	var f Forecast
+	for i := 0; i < 100; i++ {
+		f = Observe(&st, 1+0.01*float64(i)*15, t0.Add(time.Duration(i)*15*time.Second), o)
+	}
+	// Rising 0.01/s: about 1.2 more at the horizon than now.
+	now := 1 + 0.01*99*15
+	if f.Point < now+0.8 || f.Point > now+1.6 {
+		t.Errorf("point %.2f for a series at %.2f rising 1.2 per horizon", f.Point, now)
+	}
+	// A jump is not extrapolated beyond MaxGrowth.
+	f = Observe(&st, 1000, t0.Add(100*15*time.Second), o)
+	if f.Point > o.MaxGrowth*f.Level+1e-9 {
+		t.Errorf("point %.1f is more than %g× the level %.1f", f.Point, o.MaxGrowth, f.Level)
+	}
+}
+
+func TestStateStaysBoundedAndSurvivesTheClockGoingBack(t *testing.T) {
+	o := DefaultOptions(3 * time.Minute)
+	var st State
+	for i := 0; i < 20000; i++ {
+		Observe(&st, 5, t0.Add(time.Duration(i)*15*time.Second), o)
+	}
+	if len(st.Scores) > o.MaxScores || len(st.Pending) > int(o.Horizon/(15*time.Second))+2 {
+		t.Errorf("state grew: %d scores (cap %d), %d pending", len(st.Scores), o.MaxScores, len(st.Pending))
+	}
+	// The clock steps back an hour: pending forecasts from the "future"
+	// are dropped, never scored, and forecasting goes on.
+	f := Observe(&st, 5, t0.Add(19000*15*time.Second), o)
+	for _, p := range st.Pending {
+		if p.At.After(t0.Add(19000 * 15 * time.Second)) {
+			t.Fatalf("a pending forecast from the future survived: %v", p.At)
+		}
+	}
+	if math.IsNaN(f.Upper) || f.Upper < f.Point {
+		t.Errorf("after the clock went back: %+v", f)
+	}
+}
+
+func TestScenariosBeforeAndAfterWarmUp(t *testing.T) {
+	o := DefaultOptions(time.Minute)
+	var st State
+	f := Observe(&st, 2, t0, o)
+	if sc := Scenarios(&st, f, o); len(sc) != 2 || sc[1] != 2*o.WarmupFactor {
+		t.Errorf("warm-up scenarios %v, want the point and %g× it", sc, o.WarmupFactor)
+	}
+	for i := 1; i < 200; i++ {
+		f = Observe(&st, 2, t0.Add(time.Duration(i)*15*time.Second), o)
+	}
+	sc := Scenarios(&st, f, o)
+	if len(sc) != len(st.Scores) {
+		t.Fatalf("%d scenarios for %d scores", len(sc), len(st.Scores))
+	}
+	for _, v := range sc {
+		if math.Abs(v-2) > 0.01 {
+			t.Fatalf("a constant series gave scenario %g", v)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package model
+
+import "math"
+
+// Fit is the persisted state of the service model: the iteration-time
+// coefficients θ = α, β, γs, γkv as a Kalman filter.
+type Fit struct {
+	Step Kalman `json:"step"`
+}
+
+// StepSample is one pod's tick, as its counters and gauges show it.
+type StepSample struct {
+	// ITL is the mean inter-token gap over the tick (Δsum/Δcount of the
+	// inter-token histogram): the mean step time seen by decoding requests.
+	ITL float64
+	// PromptRate is prompt tokens prefilled per second over the tick.
+	PromptRate float64
+	// Running and KV are the tick's mean running sequences and KV usage.
+	Running, KV float64
+}
+
+// Noise levels of the step fit: an interval mean of the inter-token gap is
+// precise, the model around it is not (gauges are point samples, steps
+// without decodes are not seen), so the observation noise is 10 % of the
+// value; each parameter may drift 0.3 % of the prior per sample.
+const (
+	stepNoise    = 0.10
+	stepNoiseAbs = 2e-4
+	stepDrift    = 0.003
+	// The fit ranges over 1/30 to 30 times the prior: a GPU 30 times
+	// faster or slower than the prior is another model entirely.
+	stepRange = 30.0
+)
+
+func (f *Fit) stepFilter(prior Params) *Kalman {
+	if !f.Step.Valid(4) {
+		pv := prior.vec()
+		f.Step = NewKalman(pv, pv) // 100 % prior uncertainty
+	}
+	return &f.Step
+}
+
+// ObserveStep folds one pod's tick into the iteration-time fit. It reports
+// whether the sample was used (the innovation gate drops outliers).
+func (f *Fit) ObserveStep(prior Params, s StepSample) bool {
+	if !(s.ITL > 0) || !finite(s.ITL) || s.PromptRate < 0 || s.Running < 0 || s.KV < 0 {
+		return false
+	}
+	k := f.stepFilter(prior)
+	pv := prior.vec()
+	q, lo, hi := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+	for i, v := range pv {
+		q[i] = (stepDrift * v) * (stepDrift * v)
+		lo[i], hi[i] = v/stepRange, v*stepRange
+	}
+	x := []float64{1, s.PromptRate * s.ITL, s.Running, s.KV}
+	r := math.Pow(stepNoise*s.ITL, 2) + stepNoiseAbs*stepNoiseAbs
+	return k.Update(x, s.ITL, r, q, lo, hi, pv)
+}
+
+// Params is the fitted iteration-time model (the prior before any sample).
+func (f *Fit) Params(prior Params) Params {
+	if !f.Step.Valid(4) {
+		return prior
+	}
+	return paramsOf(f.Step.Theta)
+}
+
+// StepSamples is how many samples the step fit has accepted.
+func (f *Fit) StepSamples() int {
+	if !f.Step.Valid(4) {
+		return 0
+	}
+	return f.Step.Samples
+}
+
+// PrefillSample is one pod's tick of prefills: the mean time from
+// scheduling to first token (mean TTFT minus mean queue time), the mean
+// prompt and the mean number of chunks per prompt, and the running
+// sequences and KV usage the chunks' steps carried.
+type PrefillSample struct {
+	Mean, Prompt, Chunks, Running, KV float64
+	Requests                          float64
+}
+
+// prefillNoise is the relative noise of a tick's mean prefill time: it
+// mixes requests of different lengths and ignores other prompts sharing a
+// step's budget.
+const prefillNoise = 0.2
+
+// ObservePrefill folds one pod's prefill times into the step fit: each
+// chunk is one step, so the mean prefill is α·c + β·i + γs·c·n + γkv·c·k.
+// This is what pins β: decode-time steps rarely carry long prompts.
+func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
+	if !(s.Mean > 0) || !finite(s.Mean) || !(s.Prompt > 0) || !(s.Chunks >= 1) || s.Running < 0 || s.KV < 0 || !(s.Requests > 0) {
+		return false
+	}
+	k := f.stepFilter(prior)
+	pv := prior.vec()
+	q, lo, hi := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+	for i, v := range pv {
+		q[i] = (stepDrift * v) * (stepDrift * v)
+		lo[i], hi[i] = v/stepRange, v*stepRange
+	}
+	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
+	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
+	return k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv)
+}
+
+// Clone is a deep copy.
+func (f Fit) Clone() Fit { return Fit{Step: f.Step.Clone()} }

@@ -1,0 +1,124 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// truth is a server 2.5× slower than the default prior, so the fit has to
+// move far from where it starts.
+var truth = Params{Alpha: 0.015, Beta: 0.00008, GammaSeq: 0.0007, GammaKV: 0.04}
+
+// stepSamples draws pods' ticks at loads from idle to busy: the observed
+// inter-token gap is the step time of the pod's mean batch with 5 % noise.
+func stepSamples(rng *rand.Rand, n int) []StepSample {
+	out := make([]StepSample, n)
+	for i := range out {
+		running := 1 + rng.Float64()*200
+		kv := math.Min(1, running*(0.002+0.002*rng.Float64()))
+		prompt := rng.Float64() * 6000 // tokens/s
+		// T = α + β·(prompt·T) + γs·n + γkv·k  ⇒  T = (α + γs·n + γkv·k)/(1 − β·prompt)
+		t := (truth.Alpha + truth.GammaSeq*running + truth.GammaKV*kv) / (1 - truth.Beta*prompt)
+		out[i] = StepSample{ITL: t * (1 + 0.05*rng.NormFloat64()), PromptRate: prompt, Running: running, KV: kv}
+	}
+	return out
+}
+
+func prefillSamples(rng *rand.Rand, n int) []PrefillSample {
+	out := make([]PrefillSample, n)
+	for i := range out {
+		prompt := 200 + rng.Float64()*20000
+		chunks := math.Ceil(prompt / 8192)
+		running := rng.Float64() * 100
+		kv := math.Min(1, running*0.003)
+		mean := truth.Alpha*chunks + truth.Beta*prompt + truth.GammaSeq*chunks*running + truth.GammaKV*chunks*kv
+		out[i] = PrefillSample{Mean: mean * (1 + 0.1*rng.NormFloat64()), Prompt: prompt, Chunks: chunks, Running: running, KV: kv, Requests: 20}
+	}
+	return out
+}
+
+func TestStepFitRecoversKnownParameters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var f Fit
+	prior := DefaultPrior()
+	steps, prefills := stepSamples(rng, 3000), prefillSamples(rng, 600)
+	for i := range steps {
+		f.ObserveStep(prior, steps[i])
+		if i%5 == 0 {
+			f.ObservePrefill(prior, prefills[i/5])
+		}
+	}
+	got := f.Params(prior)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"alpha", got.Alpha, truth.Alpha, 0.10},
+		{"beta", got.Beta, truth.Beta, 0.10},
+		{"gammaSeq", got.GammaSeq, truth.GammaSeq, 0.15},
+		{"gammaKv", got.GammaKV, truth.GammaKV, 0.35},
+	} {
+		if rel := math.Abs(c.got-c.want) / c.want; rel > c.tol {
+			t.Errorf("%s fitted %.4g, true %.4g (%.0f%% off, tolerance %.0f%%)", c.name, c.got, c.want, rel*100, c.tol*100)
+		}
+	}
+	// What matters for sizing is the work of a request mix.
+	m := Mix{PromptTokens: 2000, OutputTokens: 300, KVPerSeq: 0.005}
+	if rel := math.Abs(got.Work(m)-truth.Work(m)) / truth.Work(m); rel > 0.05 {
+		t.Errorf("work per request %.4g s, true %.4g s (%.0f%% off)", got.Work(m), truth.Work(m), rel*100)
+	}
+	if f.StepSamples() < 2500 {
+		t.Errorf("only %d of 3600 clean samples accepted", f.StepSamples())
+	}
+}
+
+func TestStepFitIgnoresBadSamplesAndKeepsThePriorWithout(t *testing.T) {
+	var f Fit
+	prior := DefaultPrior()
+	if got := f.Params(prior); got != prior {
+		t.Fatalf("no samples: %+v, want the prior %+v", got, prior)
+	}
+	for _, s := range []StepSample{{ITL: 0}, {ITL: math.NaN()}, {ITL: math.Inf(1)}, {ITL: 0.01, Running: -1}, {ITL: 0.01, PromptRate: -5}} {
+		if f.ObserveStep(prior, s) {
+			t.Errorf("sample %+v was used", s)
+		}
+	}
+	for _, s := range []PrefillSample{{}, {Mean: 1, Prompt: 100, Chunks: 0, Requests: 1}, {Mean: 1, Prompt: 100, Chunks: 1, Requests: 0}} {
+		if f.ObservePrefill(prior, s) {
+			t.Errorf("prefill sample %+v was used", s)
+		}
+	}
+	if got := f.Params(prior); got != prior {
+		t.Errorf("after bad samples: %+v, want the prior", got)
+	}
+}
+
+func TestStepFitRejectsAnOutlierButRelearnsAChangedServer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var f Fit
+	prior := DefaultPrior()
+	for _, s := range stepSamples(rng, 500) {
+		f.ObserveStep(prior, s)
+	}
+	before := f.Params(prior)
+	if f.ObserveStep(prior, StepSample{ITL: 50, Running: 10, KV: 0.1}) {
+		t.Error("a 50 s inter-token gap was accepted")
+	}
+	if f.Params(prior) != before {
+		t.Error("a rejected sample moved the fit")
+	}
+	// The server becomes 3× slower (another GPU): after the gate has
+	// refused a run of samples, the filter re-widens and follows.
+	slow := truth
+	slow.Alpha, slow.GammaSeq = truth.Alpha*3, truth.GammaSeq*3
+	for i := 0; i < 400; i++ {
+		running := 1 + rng.Float64()*200
+		kv := math.Min(1, running*0.003)
+		f.ObserveStep(prior, StepSample{ITL: slow.Alpha + slow.GammaSeq*running + slow.GammaKV*kv, Running: running, KV: kv})
+	}
+	if got := f.Params(prior).Alpha; math.Abs(got-slow.Alpha)/slow.Alpha > 0.25 {
+		t.Errorf("alpha %.4g after the change, want about %.4g", got, slow.Alpha)
+	}
+}

@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// latency is the latency SLO: the worst of the TTFT and e2e p95 against
+// their objectives, proposing the ready pods times that ratio, capped at
+// latencyMaxFactor.
+func latency(in Input, c Config) Rule {
+	r := Rule{Name: RuleLatency, Threshold: 1, Low: true}
+	// Fewer finished requests than latencyMinRequests give no quantile.
+	enough := in.LatencyRequests >= c.LatencyMinRequests
+	var ratio float64
+	var have bool
+	if c.TTFTSLO > 0 && in.TTFTP95 != nil && enough {
+		ratio, have = *in.TTFTP95/c.TTFTSLO.Seconds(), true
+		r.Note = fmt.Sprintf("TTFT p95 %.3gs vs SLO %s", *in.TTFTP95, c.TTFTSLO)
+	}
+	if c.E2ESLO > 0 && in.E2EP95 != nil && enough {
+		if e := *in.E2EP95 / c.E2ESLO.Seconds(); !have || e > ratio {
+			ratio = e
+			r.Note = fmt.Sprintf("e2e p95 %.3gs vs SLO %s", *in.E2EP95, c.E2ESLO)
+		}
+		have = true
+	}
+	// A pod whose latency could not be read this tick may be the slow
+	// one: unknown is never low, so it holds a scale-down.
+	unread := (c.TTFTSLO > 0 || c.E2ESLO > 0) && len(in.LatencyUnread) > 0
+	if !have {
+		if unread {
+			r.Low = false
+			r.Note = fmt.Sprintf("latency of %d pod(s) unread this tick %v", len(in.LatencyUnread), in.LatencyUnread)
+		}
+		return r
+	}
+	r.Value = f64(ratio)
+	r.Over = ratio > 1
+	r.Low = ratio < c.LatencyLowFraction && !unread
+	if r.Over {
+		r.Proposal = ceilInt(float64(in.base()) * math.Min(ratio, c.LatencyMaxFactor))
+	}
+	// TTFT is mostly queueing: a breach with nothing waiting and batch and
+	// KV within target is not load-driven (long prompts, a slow model) and
+	// more replicas would not fix it. Nor does it block a scale-down:
+	// removals are judged on the queue, batch, KV and demand headroom.
+	if waited := queueingMiss(in.Plan); waited != nil {
+		// A breach now is waiting that cost more than the whole miss
+		// budget (twice what the plan aims for).
+		return byWaiting(r, *waited, 2*in.Plan.Target, unread)
+	}
+	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
+		r.Over, r.Proposal, r.Low = false, 0, true
+		r.Note += " with nothing waiting: not load-driven"
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) while nothing queues and batch/KV have headroom: more replicas would not help", r.Note)})
+	}
+	return r
+}
+
+// byWaiting is policy v2's judgement of a latency reading: what more pods
+// fix is the time requests waited to be scheduled, which the plan reads
+// from the queue-time histogram. A breach that waiting did not cause
+// (long prompts, a slow model) is an alert, not a scale, and a latency
+// near the objective that waiting does not explain does not hold a
+// scale-down either.
+func byWaiting(r Rule, waited, target float64, unread bool) Rule {
+	caused := waited > target
+	switch {
+	case r.Over && !caused:
+		r.Over, r.Proposal = false, 0
+		r.Note += fmt.Sprintf(" but waiting pushed only %.2g%% of requests past it: not load-driven", 100*waited)
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
+		r.Low = !unread
+	case !r.Over && !caused:
+		r.Low = r.Low || !unread
+	}
+	return r
+}

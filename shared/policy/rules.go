@@ -1,0 +1,68 @@
+package policy
+
+// Rule names.
+const (
+	RuleQueue   = "queue"
+	RuleBatch   = "batch"
+	RuleKV      = "kv"
+	RuleLatency = "latency"
+	RuleDemand  = "demand"
+	RuleGPU     = "gpu"
+)
+
+// Rule is one signal's evaluation.
+type Rule struct {
+	Name string `json:"name"`
+	// Value is the reading; nil when the signal is not available.
+	Value     *float64 `json:"value,omitempty"`
+	Threshold float64  `json:"threshold"`
+	// Over is true when Value is above Threshold (outside the tolerance band).
+	Over bool `json:"over"`
+	// Proposal is the replica count this rule alone asks for (0: none).
+	Proposal int `json:"proposal,omitempty"`
+	// Low is true when the reading is under its low-water mark (or absent
+	// for an optional signal).
+	Low  bool   `json:"low"`
+	Note string `json:"note,omitempty"`
+
+	// alerts are what the rule saw that needs a person, not a scale.
+	alerts []Warning
+}
+
+// A rule is one signal: its evaluator reads the fleet and the config and
+// returns the reading, threshold and proposal. A corroborating rule never
+// moves replicas by itself: corroborate says what its being over means,
+// given how many primary rules are over.
+type rule struct {
+	eval        func(Input, Config) Rule
+	corroborate func(r Rule, c Config, primaries int) string
+}
+
+// rules lists every rule in the order decisions report them. A new rule
+// is a new file with its evaluator and one line here. Policy v2
+// (serviceModel) plans with the sizing rule where v1 projects demand with
+// the demand rule.
+func rules(c Config) []rule {
+	plan := rule{eval: demand}
+	if c.ServiceModel {
+		plan = rule{eval: sizingRule}
+	}
+	return []rule{
+		{eval: queue},
+		{eval: batch},
+		{eval: kv},
+		{eval: latency},
+		plan,
+		{eval: gpu, corroborate: gpuCorroborates},
+	}
+}
+
+// evaluate runs every rule.
+func evaluate(in Input, c Config) []Rule {
+	rs := rules(c)
+	out := make([]Rule, len(rs))
+	for i, r := range rs {
+		out[i] = r.eval(in, c)
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/inferscale/inferscale/shared/sizing"
+)
+
+// RuleSizing is policy v2's plan as a rule.
+const RuleSizing = "sizing"
+
+// sizingRule is policy v2's plan (package sizing): the smallest fleet
+// whose expected TTFT misses over the forecast horizon stay within the
+// objective, by the learned service model and staffing curve. It is over
+// when that fleet is larger than the replicas already asked for (pods
+// starting count: their capacity is on its way), and low when the largest
+// need of the hold is smaller. Without a demand reading it is neither: an
+// unknown load never reads as low.
+func sizingRule(in Input, c Config) Rule {
+	r := Rule{Name: RuleSizing}
+	p := in.Plan
+	if p == nil || !p.Valid {
+		r.Note = "no demand reading this tick: nothing sized"
+		return r
+	}
+	avail := in.avail()
+	r.Value = f64(float64(p.Need))
+	r.Threshold = float64(avail)
+	r.Over = p.Need > avail
+	r.Low = p.Warm && p.Hold < avail
+	r.Note = planNote(p)
+	if r.Over {
+		r.Proposal = p.Need + in.Stuck
+	}
+	return r
+}
+
+// planNote is the sentence that explains a plan.
+func planNote(p *sizing.Assessment) string {
+	f := p.Forecast
+	return fmt.Sprintf("demand %.3g pods of work (%.3g req/s × %.3g GPU-s) forecast %.3g over H=%.0fs (level %.3g, trend %+.3g/s), "+
+		"upper %.3g at q%.3g; one pod carries %.3g (%s-bound, %.3g req/s; %s model, %d samples); "+
+		"R=%.3g pods + headroom β %.2g·√R -> %d pods, hold %d for %.0fs",
+		p.Demand, p.ArrivalRate, p.WorkPerRequest, f.Point, f.Horizon, f.Level, f.Trend, f.Upper, f.Quantile,
+		p.Ceiling.Utilisation, p.Ceiling.Bound, p.Ceiling.RequestsPerSecond, p.ParamsSource, p.Samples,
+		p.Offered, p.Beta, p.Need, p.Hold, p.HoldSeconds)
+}
+
+// sizeUp lets the plan's proposal stand as it is: the moderate and
+// decisive steps are for reactive signals, whose proposals are guesses;
+// the plan's is the model's answer, and it already counts the pods
+// starting.
+func sizeUp(d *Decision, in Input, rec int) int {
+	r := d.rule(RuleSizing)
+	if !r.Over || r.Proposal <= rec {
+		return rec
+	}
+	d.because("plan: %d pods (the model's need, not a step)", r.Proposal)
+	return r.Proposal
+}
+
+// scaleDownToPlan is v2's scale-down: to the largest need of the hold, in
+// one step, when the plan is warm, no data is missing, nothing is
+// starting, nothing waits and the latency is well under the objective.
+func scaleDownToPlan(d *Decision, in Input, c Config) int {
+	current := in.Current
+	floor := max(c.MinReplicas, 1)
+	if why := downBlocked(in, floor); why != "" {
+		d.because("%s", why)
+		return current
+	}
+	var high []string
+	for _, name := range []string{RuleQueue, RuleLatency, RuleSizing} {
+		if !d.rule(name).Low {
+			high = append(high, name)
+		}
+	}
+	if len(high) > 0 {
+		d.because("hold: no signal over threshold, but %v not low", high)
+		return current
+	}
+	to := max(in.Plan.Hold+in.Stuck, floor)
+	d.because("plan: the largest need of the last %.0fs is %d: scale down to %d in one step", in.Plan.HoldSeconds, in.Plan.Hold, to)
+	return to
+}
+
+// downBlocked says why no scale-down may happen now ("" when one may).
+func downBlocked(in Input, floor int) string {
+	switch {
+	case in.Current <= floor:
+		return fmt.Sprintf("no signal over threshold; at the minimum (%d)", floor)
+	case in.Missing > 0:
+		// A missing or stale signal never causes a scale-down.
+		return fmt.Sprintf("no scale-down: %d pod(s) with missing, failed or stale data %v", in.Missing, in.MissingNames)
+	case in.Starting > 0:
+		return fmt.Sprintf("no scale-down: %d pod(s) still starting", in.Starting)
+	case in.Ready == 0:
+		return "no scale-down: no ready pod reports"
+	case in.Plan == nil || !in.Plan.Valid:
+		return "no scale-down: no demand reading"
+	case !in.Plan.Warm:
+		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
+	}
+	return ""
+}
+
+// queueingMiss is the plan's reading of this tick's waiting (nil without
+// a plan or a reading).
+func queueingMiss(p *sizing.Assessment) *float64 {
+	if p == nil || !p.Valid {
+		return nil
+	}
+	return p.QueueingMiss
+}

@@ -1,0 +1,127 @@
+package policy_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// steady feeds the v2 plan ticks of a flat demand and returns the last
+// decision (each recorded, as the decide stage does).
+func steady(t *testing.T, st *state.State, cfg policy.Config, v fleet.View, current, ticks int) policy.Decision {
+	t.Helper()
+	var d policy.Decision
+	for i := 0; i < ticks; i++ {
+		now := t0.Add(time.Duration(i) * 15 * time.Second)
+		d = policy.Decide(v, st, cfg, current, now)
+		record(st, cfg, d, now)
+	}
+	return d
+}
+
+func TestPlanScalesUpToItsNeedInOneStep(t *testing.T) {
+	cfg := settings.Defaults()
+	v := fleet.View{Ready: 2, ArrivalRate: p(200), StartupSeconds: 60}
+	d := policy.Decide(v, state.New(), cfg, 2, t0)
+	if d.Plan == nil || !d.Plan.Valid {
+		t.Fatalf("no plan: %+v", d.Plan)
+	}
+	if d.Target != min(d.Plan.Need, cfg.MaxReplicas) || d.Target <= 2+4 {
+		t.Errorf("target %d, want the plan's need %d in one step (not a +4 step); reasons %q", d.Target, d.Plan.Need, d.Reasons)
+	}
+	if !hasReason(d, "plan:") || d.Rules[4].Name != policy.RuleSizing {
+		t.Errorf("the sizing rule must explain itself: rules %+v, reasons %q", d.Rules, d.Reasons)
+	}
+}
+
+func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 20
+	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
+	// A fresh state: less than one hold of demand seen.
+	if d := policy.Decide(idle, state.New(), cfg, 10, t0); d.Target != 10 || !hasReason(d, "less than one hold") {
+		t.Errorf("cold plan: target %d, want a hold; reasons %q", d.Target, d.Reasons)
+	}
+	st := state.New()
+	warm := steady(t, st, cfg, idle, 10, 45)
+	if warm.Target >= 10 {
+		t.Fatalf("a warm plan at almost no load holds %d of 10 pods; reasons %q", warm.Target, warm.Reasons)
+	}
+	for name, v := range map[string]fleet.View{
+		"missing":  {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Missing: 1, MissingNames: []string{"p3"}},
+		"starting": {Ready: 9, Starting: 1, ArrivalRate: p(1), StartupSeconds: 60},
+		"no rate":  {Ready: 10, StartupSeconds: 60},
+	} {
+		if d := policy.Decide(v, st, cfg, 10, t0.Add(46*15*time.Second)); d.Target < 10 {
+			t.Errorf("%s: scaled down to %d; reasons %q", name, d.Target, d.Reasons)
+		}
+	}
+}
+
+func TestScaleDownMarksTheIdlestPods(t *testing.T) {
+	cfg := settings.Defaults()
+	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, Pods: []fleet.PodLoad{
+		{Name: "busy", Ready: true, Outstanding: 30, KV: 0.6},
+		{Name: "idle", Ready: true, Outstanding: 0, KV: 0.01},
+		{Name: "quiet", Ready: true, Outstanding: 1, KV: 0.2},
+		{Name: "unknown", Ready: true, Outstanding: -1, KV: -1},
+	}}
+	d := steady(t, state.New(), cfg, v, 4, 45)
+	if d.Target >= 4 {
+		t.Fatalf("no scale-down at 0.5 req/s on 4 pods: %q", d.Reasons)
+	}
+	want := []string{"idle", "quiet", "busy"}[:4-d.Target]
+	if !reflect.DeepEqual(d.Victims, want) {
+		t.Errorf("victims %v, want the idlest first %v (a pod whose load is unknown last)", d.Victims, want)
+	}
+	if m := d.Memory(cfg).Marked; !reflect.DeepEqual(m, d.Victims) {
+		t.Errorf("the state remembers %v as marked, want the victims %v", m, d.Victims)
+	}
+	if got := policy.Unmarked([]string{"a", "b", "c"}, []string{"b"}); !reflect.DeepEqual(got, []string{"a", "c"}) {
+		t.Errorf("Unmarked = %v, want [a c]", got)
+	}
+}
+
+func TestNotReadyPodsAreTheFirstVictims(t *testing.T) {
+	cfg := settings.Defaults()
+	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, Pods: []fleet.PodLoad{
+		{Name: "a", Ready: true, Outstanding: 0}, {Name: "b", Ready: true, Outstanding: 0},
+		{Name: "c", Ready: true, Outstanding: 0}, {Name: "crashing", Outstanding: -1, KV: -1},
+	}}
+	d := steady(t, state.New(), cfg, v, 4, 45)
+	if d.Target >= 4 || len(d.Victims) == 0 || d.Victims[0] != "crashing" {
+		t.Errorf("target %d victims %v: the pod that is not ready goes first", d.Target, d.Victims)
+	}
+}
+
+func TestLatencyBreachThatWaitingDidNotCauseIsAnAlert(t *testing.T) {
+	cfg := settings.Defaults()
+	st := state.New()
+	// A flat demand the plan has sized; TTFT p95 of 3 s against the 2 s
+	// objective, but no queue-time reading says anything waited: long
+	// prompts, not load.
+	v := fleet.View{Ready: 6, ArrivalRate: p(20), StartupSeconds: 60, TTFTP95: p(3), LatencyRequests: 300}
+	v.Service.Queue.Count, v.Service.Queue.Sum = 300, 3
+	d := steady(t, st, cfg, v, 6, 2)
+	lat := d.Rules[3]
+	if lat.Name != policy.RuleLatency || lat.Over {
+		t.Errorf("latency rule %+v: a breach waiting did not cause must not scale", lat)
+	}
+	if !hasReason(d, "not load-driven") {
+		t.Errorf("the breach must be an alert; alerts %q", d.Alerts)
+	}
+}
+
+// pods are n ready pods with no load.
+func pods(n int) []fleet.PodLoad {
+	out := make([]fleet.PodLoad, n)
+	for i := range out {
+		out[i] = fleet.PodLoad{Name: string(rune('a' + i)), Ready: true}
+	}
+	return out
+}

@@ -1,0 +1,354 @@
+// Package sizing is policy v2's plan. Each tick it
+//
+//  1. folds the pods' readings into the service model (package model):
+//     the iteration-time fit, the request mix and the prompt lengths;
+//  2. turns the arrival rate into work — requests per second times the
+//     GPU-seconds one request of the current mix costs — so a change of
+//     prompt or output lengths, or a faster or slower GPU, changes the plan
+//     without a setting;
+//  3. forecasts that demand over the horizon a new pod needs to become
+//     ready, H = the pods' observed startup p90 + the CPA interval + the
+//     metric lag, with an upper bound calibrated on the workload's own
+//     forecast errors (package forecast);
+//  4. staffs it: with R the upper-bound demand in pods at one pod's
+//     ceiling (model.Ceiling: its batch and KV limits), the fleet is
+//     n = ⌈R + β·√R⌉, square-root staffing (Halfin–Whitt), where the
+//     headroom β is learned from the workload's own TTFT misses: every
+//     tick, β moves by Gain × (the share of requests that waiting pushed
+//     past the objective − the target), adaptive-conformal style, so in
+//     the long run waiting costs the target share of requests and no
+//     more. Bursty traffic ends with a larger β, smooth traffic with a
+//     smaller one, small fleets with proportionally more headroom than
+//     large ones.
+//
+// Assess is pure: it reads the stored memory and returns the next one,
+// which state.Record stores.
+package sizing
+
+import (
+	"math"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/forecast"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// Options set the plan; policy.Config fills them from its settings.
+type Options struct {
+	// Prior is the iteration-time model the fit starts from.
+	Prior model.Params
+	// Limits bound one pod's batch and KV use.
+	Limits model.Limits
+	// TTFTSLO (seconds) and Attainment are the objective: Attainment of
+	// the feasible requests within TTFTSLO.
+	TTFTSLO, Attainment float64
+	// Interval and MetricLag (seconds) make up the horizon with the
+	// startup; DefaultStartup stands in until a pod's startup is seen.
+	Interval, MetricLag, DefaultStartup float64
+	// HoldMin (seconds): a scale-down goes no lower than the largest need
+	// of the last max(H, HoldMin), so a burst that just ended does not flap.
+	HoldMin float64
+	// Miss is the share of horizons whose demand may exceed the forecast's
+	// upper bound (the level adaptive conformal inference holds).
+	Miss float64
+	// MaxPods bounds the staffing.
+	MaxPods int
+	// MinHeadroom is the least β the plan keeps (DefaultMinHeadroom when 0
+	// is not meant: the policy passes its knob).
+	MinHeadroom float64
+}
+
+// Fixed parts of the plan: documented, not knobs (they are what the
+// model and its evidence are for).
+const (
+	// KVCeiling and MaxUtilisation bound one pod's planned KV use and work.
+	KVCeiling      = 0.95
+	MaxUtilisation = 0.95
+	// DownTolerance is the extra demand a removal must still fit (HPA's
+	// tolerance band): a fleet at the edge of a pod does not go down and
+	// up again with the noise.
+	DownTolerance = 0.1
+	// WaitShare is the share of the miss budget the headroom aims waiting
+	// at; the rest is for what waiting does not explain (prefills slowed
+	// by sharing their budget, a first burst, a cold start).
+	WaitShare = 0.7
+	// InitialHeadroom is β before any evidence, and MinHeadroom the least
+	// it learns down to: a pod per √R, the Halfin–Whitt operating point
+	// where about one request in five would wait in an M/M/n queue. Below
+	// it a burst the forecast has not seen (a first flash crowd) finds no
+	// room at all; above it the workload's own misses decide.
+	InitialHeadroom    = 1.0
+	DefaultMinHeadroom = 0.0
+	// PoissonZ is the one-sided margin of the Poisson headroom
+	// (leastHeadroom): three standard deviations.
+	PoissonZ = 3.0
+	// MaxHeadroom bounds β (long-prompt traffic, where prefills collide
+	// long before the GPU is busy, learns large values).
+	MaxHeadroom = 12.0
+	// Gain is β's step per unit of miss-rate error at full weight; a tick
+	// counts with weight n/(n + HalfWeightRequests) for its n requests.
+	Gain               = 4.0
+	HalfWeightRequests = 50.0
+	MaxMissFactor      = 10.0
+	// mixHalfLife (seconds) is how fast the request mix and the prompt
+	// lengths fade.
+	mixHalfLife = 1800
+	// maxFiniteHeadroom stands for the infinite headroom of no load (JSON
+	// has no infinity).
+	maxFiniteHeadroom = 1e6
+)
+
+// defaultMix stands in until requests have finished: a chat-like request.
+var defaultMix = model.Mix{PromptTokens: 1000, OutputTokens: 200, KVPerSeq: 0.003}
+
+// Assessment is the plan of one tick and everything that explains it.
+type Assessment struct {
+	// Valid is false when the tick had no demand reading: then nothing is
+	// sized (and nothing may be removed for it). Warm is true once the
+	// plan has seen one hold of demand: before that it may size up, never
+	// down.
+	Valid bool `json:"valid"`
+	Warm  bool `json:"warm"`
+	// Demand is the work arriving per second, in pods at full utilisation
+	// (arrival rate × work per request, plus the waiting backlog drained
+	// within the horizon).
+	Demand      float64 `json:"demand"`
+	ArrivalRate float64 `json:"arrivalRate"`
+	// WorkPerRequest is the GPU-seconds one request of the mix costs.
+	WorkPerRequest float64           `json:"workPerRequest"`
+	Mix            model.Mix         `json:"mix"`
+	Forecast       forecast.Forecast `json:"forecast"`
+	// Params is the iteration-time model used; ParamsSource says whether
+	// it is still the prior or fitted, from Samples samples.
+	Params       model.Params  `json:"params"`
+	ParamsSource string        `json:"paramsSource"`
+	Samples      int           `json:"samples"`
+	Ceiling      model.Ceiling `json:"ceiling"`
+	// Offered is the forecast's upper bound in pods at the ceiling (R);
+	// Beta the learned headroom; Need = ⌈R + β√R⌉.
+	Offered float64 `json:"offered"`
+	Beta    float64 `json:"beta"`
+	Need    int     `json:"need"`
+	// NeedDown is the need with DownTolerance more demand: what a
+	// scale-down keeps. Hold is the largest of the needs (and of the
+	// scale-ups asked for) of the last HoldSeconds: the lowest a scale-down
+	// may go.
+	NeedDown    int     `json:"needDown"`
+	Hold        int     `json:"hold"`
+	HoldSeconds float64 `json:"holdSeconds"`
+	// Headroom is the β the ready pods have now against the demand.
+	Headroom float64 `json:"headroom"`
+	// QueueingMiss is the share of this tick's requests that waiting to be
+	// scheduled pushed past the objective (nil: no reading), against the
+	// Target share the headroom aims it at.
+	QueueingMiss *float64 `json:"queueingMiss,omitempty"`
+	Target       float64  `json:"target"`
+	// PerPodRPS is the requests per second one pod of Need carries at the
+	// forecast point.
+	PerPodRPS float64 `json:"perPodRps"`
+}
+
+// Horizon is H in seconds for a startup p90 of startup seconds (below a
+// second no startup was seen: pods present from the start report none).
+func (o Options) Horizon(startup float64) float64 {
+	if startup < 1 {
+		startup = o.DefaultStartup
+	}
+	return startup + o.Interval + o.MetricLag
+}
+
+// Assess folds the tick into prev and sizes the fleet.
+func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessment, state.Service) {
+	next := prev.Clone()
+	learn(&next, v.Service, o)
+	params := next.Fit.Params(o.Prior)
+	least := o.leastHeadroom(params, next.Mix)
+	if next.Ticks == 0 && next.Beta == 0 {
+		next.Beta = max(InitialHeadroom, least)
+	}
+	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
+	a := Assessment{Params: params, ParamsSource: "prior", Samples: next.Fit.StepSamples(), Mix: next.Mix,
+		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta}
+	if a.Samples > 0 {
+		a.ParamsSource = "fitted"
+	}
+	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
+		return a, next
+	}
+	h := o.Horizon(v.StartupSeconds)
+	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
+	a.WorkPerRequest = params.Work(next.Mix)
+	a.Demand = a.ArrivalRate*a.WorkPerRequest + v.Waiting*a.WorkPerRequest/math.Max(h, 30)
+	a.Ceiling = params.Ceiling(next.Mix, o.Limits)
+	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
+	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
+	if a.QueueingMiss = queueingMiss(&next, v.Service, params, o); a.QueueingMiss != nil {
+		// Only a fleet near what β asks for at this demand (one pod of
+		// slack for rounding) says whether β is enough.
+		near := v.Ready <= Staff(a.Demand/ceiling, next.Beta, o.MaxPods)+1
+		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, near, least)
+		a.Beta = next.Beta
+	}
+
+	fo := forecast.DefaultOptions(time.Duration(h * float64(time.Second)))
+	fo.Miss = o.Miss
+	a.Forecast = forecast.Observe(&next.Forecast, a.Demand, now, fo)
+	a.Offered = a.Forecast.Upper / ceiling
+	a.Need = Staff(a.Offered, a.Beta, o.MaxPods)
+	a.NeedDown = Staff(a.Offered*(1+DownTolerance), a.Beta, o.MaxPods)
+	if a.Demand > 0 || v.Waiting > 0 {
+		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
+	}
+	next.Ticks++
+	a.HoldSeconds = math.Max(h, o.HoldMin)
+	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
+	a.Hold = hold(&next, max(a.Need, a.NeedDown), now, a.HoldSeconds)
+	if a.Need > 0 && a.WorkPerRequest > 0 {
+		a.PerPodRPS = a.Forecast.Point / a.WorkPerRequest / float64(a.Need)
+	}
+	return a, next
+}
+
+// leastHeadroom is the least β the plan keeps: the knob, and the Poisson
+// margin of the arrivals. Over the time τ = the TTFT objective in which a
+// pod's batch must absorb them, n requests of work w arrive with a
+// standard deviation of √n; in pods at the ceiling c that is
+// √(R·w/(c·τ)), i.e. β = PoissonZ·√(w/(c·τ)) per √R. Heavier requests
+// (long prompts) fluctuate more in work and get more headroom.
+func (o Options) leastHeadroom(p model.Params, m model.Mix) float64 {
+	least := o.MinHeadroom
+	c := p.Ceiling(m, o.Limits).Utilisation
+	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
+		least = math.Max(least, PoissonZ*math.Sqrt(w/(c*o.TTFTSLO)))
+	}
+	return math.Min(least, MaxHeadroom)
+}
+
+// Staff is square-root staffing: ⌈r + β√r⌉ pods for r pods of offered
+// load (at least ⌈r⌉, at most maxPods).
+func Staff(r, beta float64, maxPods int) int {
+	if !(r > 0) {
+		return 0
+	}
+	n := math.Ceil(r + beta*math.Sqrt(r) - 1e-9)
+	n = math.Max(n, math.Ceil(r-1e-9))
+	return int(math.Min(n, float64(max(maxPods, 1))))
+}
+
+// learnHeadroom moves β toward the headroom at which waiting costs the
+// target share of requests: up when this tick's waiting cost more, down
+// when less, in proportion, weighted by how many requests the tick had. A
+// tick counts for at most MaxMissFactor times the target: one overload
+// (a first burst, pods still starting) must not buy headroom for hours.
+// A tick without excess misses lowers β only if the fleet was near what β
+// asks for (near): a fleet far above its plan (a reactive scale-up, a
+// hold) missing nothing says nothing about whether β is enough.
+func learnHeadroom(beta, miss, target, requests float64, near bool, least float64) float64 {
+	w := requests / (requests + HalfWeightRequests)
+	step := Gain * w * (math.Min(miss, MaxMissFactor*target) - target)
+	if step < 0 && !near {
+		return beta
+	}
+	beta += step
+	return math.Min(math.Max(beta, least), MaxHeadroom)
+}
+
+// hold drops the needs older than the hold and returns the largest of
+// the rest and need.
+func hold(next *state.Service, need int, now time.Time, seconds float64) int {
+	kept := next.Needs[:0]
+	h := need
+	for _, n := range next.Needs {
+		if age := now.Sub(n.At).Seconds(); age >= 0 && age < seconds {
+			kept = append(kept, n)
+			h = max(h, n.Pods)
+		}
+	}
+	next.Needs = kept
+	return h
+}
+
+// Remember records this tick's recommendation (the plan's need or more,
+// when a reactive signal asked for more) in the hold, so a scale-up from
+// any signal is held as long as one from the plan.
+func Remember(next *state.Service, now time.Time, pods int) {
+	next.Needs = append(next.Needs, state.Need{At: now, Pods: pods})
+	if n := len(next.Needs) - state.MaxServiceNeeds; n > 0 {
+		next.Needs = append(next.Needs[:0], next.Needs[n:]...)
+	}
+}
+
+// learn fits the iteration-time model to each pod's tick and updates the
+// mix and prompt lengths.
+func learn(next *state.Service, svc fleet.Service, o Options) {
+	for _, ps := range svc.Pods {
+		if ps.ITLCount >= 20 {
+			// The batch the tick's steps carried is what Little's law says
+			// (output tokens/s × seconds per token), not the mean of two
+			// gauge readings: the batch turns over several times in a tick,
+			// and a noisy regressor flattens the fitted slope. The KV usage
+			// is scaled alike.
+			run, kv := ps.OutputRate*ps.ITL, ps.KV
+			if ps.Running > 0 {
+				kv = ps.KV * run / ps.Running
+			}
+			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
+		}
+		if ps.Prefills >= 3 && ps.Prompts.Count > 0 {
+			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
+				Chunks: lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens), Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
+		}
+	}
+	decay := math.Exp2(-o.Interval / mixHalfLife)
+	w := next.MixWeight * decay
+	m := next.Mix
+	if n := svc.Prompts.Count; n > 0 {
+		m.PromptTokens = (m.PromptTokens*w + svc.Prompts.Sum) / (w + n)
+		next.Prompts = next.Prompts.Decayed(decay, lengths(svc.Prompts))
+	}
+	if n := svc.Outputs.Count; n > 0 {
+		m.OutputTokens = (m.OutputTokens*w + svc.Outputs.Sum) / (w + n)
+	}
+	if svc.Running > 0 {
+		phi := svc.KV / svc.Running
+		k := math.Min(w, 100)
+		m.KVPerSeq = (m.KVPerSeq*k + phi) / (k + 1)
+	}
+	next.Mix, next.MixWeight = m, w+svc.Prompts.Count
+	if next.Mix.PromptTokens == 0 && next.Mix.OutputTokens == 0 {
+		next.Mix = defaultMix
+	}
+}
+
+// queueingMiss is the share of the tick's requests that waiting pushed
+// past the objective (nil without a queue-time reading).
+func queueingMiss(next *state.Service, svc fleet.Service, params model.Params, o Options) *float64 {
+	if svc.Queue.Count <= 0 {
+		return nil
+	}
+	prompts := next.Prompts
+	if svc.Prompts.Count > 0 {
+		prompts = lengths(svc.Prompts)
+	}
+	le, c := bounds(svc.Queue)
+	miss := params.QueueingMiss(prompts, o.Limits.ChunkTokens, o.TTFTSLO, le, c, svc.Queue.Count)
+	return &miss
+}
+
+// lengths is a histogram delta as model.Lengths.
+func lengths(h signal.Histogram) model.Lengths {
+	le, c := bounds(h)
+	return model.Lengths{LE: le, C: c, Count: h.Count}
+}
+
+// bounds are a histogram's bucket bounds and cumulative counts.
+func bounds(h signal.Histogram) (le, c []float64) {
+	le, c = make([]float64, len(h.Buckets)), make([]float64, len(h.Buckets))
+	for i, b := range h.Buckets {
+		le[i], c[i] = b.UpperBound, b.Count
+	}
+	return le, c
+}

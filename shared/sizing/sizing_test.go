@@ -1,0 +1,145 @@
+package sizing
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func options() Options {
+	return Options{Prior: model.DefaultPrior(), TTFTSLO: 2, Attainment: 0.99, Interval: 15, MetricLag: 15,
+		DefaultStartup: 90, HoldMin: 300, Miss: 0.05, MaxPods: 1000, MinHeadroom: DefaultMinHeadroom,
+		Limits: model.Limits{ChunkTokens: 8192, MaxNumSeqs: 256, BatchTarget: 1, KVTarget: KVCeiling, MaxUtilisation: MaxUtilisation}}
+}
+
+func view(ready int, rps float64) fleet.View {
+	return fleet.View{Ready: ready, ArrivalRate: &rps, StartupSeconds: 60}
+}
+
+func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
+	if got := Staff(9, 1, 100); got != 12 {
+		t.Errorf("Staff(9, β=1) = %d, want 9 + 3 = 12", got)
+	}
+	if got := Staff(0, 1, 100); got != 0 {
+		t.Errorf("no load staffs %d pods", got)
+	}
+	if got := Staff(500, 1, 100); got != 100 {
+		t.Errorf("Staff is not capped: %d", got)
+	}
+	prev := 0
+	for r := 0.01; r < 80; r *= 1.07 {
+		for _, beta := range []float64{DefaultMinHeadroom, 2, 6} {
+			n := Staff(r, beta, 1000)
+			if float64(n) < r || float64(n) < r+beta*math.Sqrt(r)-1e-9 {
+				t.Fatalf("Staff(%.3g, %g) = %d, below the load plus its headroom", r, beta, n)
+			}
+		}
+		n := Staff(r, 1, 1000)
+		if n < prev {
+			t.Fatalf("Staff(%.3g) = %d, fewer than %d at a lower load", r, n, prev)
+		}
+		prev = n
+	}
+	// Economies of scale: the headroom per unit of load shrinks as the
+	// load grows.
+	small, large := float64(Staff(2, 1, 1000))/2, float64(Staff(50, 1, 1000))/50
+	if large >= small {
+		t.Errorf("pods per unit of load: %.2f at R=2, %.2f at R=50; a large fleet must run hotter", small, large)
+	}
+}
+
+func TestHeadroomRisesOnMissesAndFallsOnlyNearThePlan(t *testing.T) {
+	target := 0.007
+	b := learnHeadroom(2, 0.5, target, 1000, true, DefaultMinHeadroom)
+	if b <= 2 || b > 2+Gain*MaxMissFactor*target+1e-9 {
+		t.Errorf("a tick losing half its requests to waiting moved β 2 -> %.3f; want up, by at most %g", b, Gain*MaxMissFactor*target)
+	}
+	if b := learnHeadroom(3, 0, target, 1000, true, DefaultMinHeadroom); b >= 3 {
+		t.Errorf("no misses at the plan's headroom kept β at %.3f; want it lower", b)
+	}
+	if b := learnHeadroom(3, 0, target, 1000, false, DefaultMinHeadroom); b != 3 {
+		t.Errorf("no misses with far more headroom than planned moved β 3 -> %.3f; that says nothing", b)
+	}
+	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, DefaultMinHeadroom); b != DefaultMinHeadroom {
+		t.Errorf("β fell below MinHeadroom: %.3f", b)
+	}
+	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, DefaultMinHeadroom); b != MaxHeadroom {
+		t.Errorf("β rose above MaxHeadroom: %.3f", b)
+	}
+	// A tick with few requests counts for little.
+	if few, many := learnHeadroom(2, 0.1, target, 5, true, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, DefaultMinHeadroom); few-2 >= (many-2)/5 {
+		t.Errorf("5 requests moved β by %.4f, 5000 by %.4f", few-2, many-2)
+	}
+}
+
+func TestAssessNeedsADemandReading(t *testing.T) {
+	v := fleet.View{Ready: 4, StartupSeconds: 60}
+	a, next := Assess(v, state.Service{}, options(), t0)
+	if a.Valid || a.Need != 0 {
+		t.Errorf("no arrival rate: plan %+v, want invalid and no need", a)
+	}
+	if next.Ticks != 0 || len(next.Forecast.Pending) != 0 {
+		t.Errorf("a tick without demand fed the forecast: %+v", next.Forecast)
+	}
+}
+
+func TestAssessSizesForTheDemandAndDoesNotTouchThePrevious(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	for i := 0; i < 40; i++ {
+		prev := st.Clone()
+		a, st = Assess(view(10, 100), st, o, t0.Add(time.Duration(i)*15*time.Second))
+		if i > 0 && prev.Ticks != st.Ticks-1 {
+			t.Fatalf("tick %d: ticks %d -> %d", i, prev.Ticks, st.Ticks)
+		}
+	}
+	if !a.Valid || !a.Warm {
+		t.Fatalf("after 10 minutes of demand: valid %v warm %v", a.Valid, a.Warm)
+	}
+	// 100 req/s of the default mix at the default prior, flat: the need is
+	// the load in pods at the ceiling plus β√R.
+	r := 100 * a.WorkPerRequest / a.Ceiling.Utilisation
+	if math.Abs(a.Offered-r)/r > 0.05 {
+		t.Errorf("offered %.3g pods for a flat demand of %.3g", a.Offered, r)
+	}
+	if want := Staff(a.Offered, a.Beta, o.MaxPods); a.Need != want {
+		t.Errorf("need %d, want Staff(%.3g, %.2g) = %d", a.Need, a.Offered, a.Beta, want)
+	}
+	// Twice the demand needs more pods, never fewer.
+	b, _ := Assess(view(10, 200), st, o, t0.Add(41*15*time.Second))
+	if b.Need <= a.Need {
+		t.Errorf("doubling the demand moved the need %d -> %d", a.Need, b.Need)
+	}
+}
+
+func TestHorizonUsesTheDefaultUntilAStartupIsSeen(t *testing.T) {
+	o := options()
+	if h := o.Horizon(0); h != 90+15+15 {
+		t.Errorf("no startup seen: horizon %g, want the default 90 + 15 + 15", h)
+	}
+	if h := o.Horizon(180); h != 210 {
+		t.Errorf("startup 180 s: horizon %g, want 210", h)
+	}
+}
+
+func TestTheHoldKeepsTheLargestRecentNeed(t *testing.T) {
+	var s state.Service
+	Remember(&s, t0, 12)
+	Remember(&s, t0.Add(time.Minute), 5)
+	if h := hold(&s, 4, t0.Add(2*time.Minute), 300); h != 12 {
+		t.Errorf("hold %d two minutes after a need of 12, want 12", h)
+	}
+	if h := hold(&s, 4, t0.Add(330*time.Second), 300); h != 5 {
+		t.Errorf("hold %d 5.5 minutes after a need of 12 and 4.5 after one of 5, want 5", h)
+	}
+	if h := hold(&s, 4, t0.Add(time.Hour), 300); h != 4 || len(s.Needs) != 0 {
+		t.Errorf("an hour later: hold %d with %d needs kept, want the current 4 and none", h, len(s.Needs))
+	}
+}

@@ -1,0 +1,95 @@
+package state
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/forecast"
+	"github.com/inferscale/inferscale/shared/model"
+)
+
+// Service is what the service model, the demand forecast and the sizing
+// remember between ticks (package sizing computes the next one; Record
+// stores it). Every part is bounded: the fit is a fixed-size filter, the
+// forecast keeps at most its MaxScores errors and one horizon of pending
+// forecasts, the prompt lengths are the server's histogram buckets, Needs
+// spans one hold.
+type Service struct {
+	Fit      model.Fit      `json:"fit"`
+	Forecast forecast.State `json:"forecast"`
+	// Beta is the learned square-root-staffing headroom.
+	Beta float64 `json:"beta"`
+	// Prompts are the prompt lengths seen, with exponential forgetting.
+	Prompts model.Lengths `json:"prompts"`
+	// Mix is the request mix seen, with exponential forgetting (Weight is
+	// its pseudo-count of requests).
+	Mix       model.Mix `json:"mix"`
+	MixWeight float64   `json:"mixWeight,omitempty"`
+	// Needs are the recent sizings, for the hold after a scale-up.
+	Needs []Need `json:"needs,omitempty"`
+	// Ticks counts the ticks with a demand reading.
+	Ticks int `json:"ticks,omitempty"`
+}
+
+// Need is one tick's sizing.
+type Need struct {
+	At   time.Time `json:"at"`
+	Pods int       `json:"pods"`
+}
+
+// Clone is a deep copy (the sizing builds the next state from it without
+// touching the stored one).
+func (s Service) Clone() Service {
+	c := s
+	c.Fit = s.Fit.Clone()
+	c.Forecast = s.Forecast.Clone()
+	c.Prompts = s.Prompts.Clone()
+	c.Needs = append([]Need(nil), s.Needs...)
+	return c
+}
+
+// Bounds of the service memory (a state holding more is refused). At
+// these limits it encodes to well under the 128 KiB the state keeps for
+// everything but the pods (TestServiceAtItsLimitsFitsTheBudget).
+const (
+	MaxForecastScores  = 512
+	MaxForecastPending = 512
+	MaxServiceNeeds    = 256
+	MaxLengthBuckets   = MaxHistogramBuckets
+)
+
+// Check rejects a service memory that is out of bounds or holds a number
+// that is not finite (JSON has none, but a state may be damaged).
+func (s *Service) Check() error {
+	switch {
+	case len(s.Forecast.Scores) > MaxForecastScores || len(s.Forecast.Pending) > MaxForecastPending ||
+		len(s.Needs) > MaxServiceNeeds || len(s.Prompts.LE) > MaxLengthBuckets:
+		return errors.New("state service memory is longer than this build keeps")
+	case len(s.Prompts.LE) != len(s.Prompts.C):
+		return errors.New("state prompt lengths have unequal bounds and counts")
+	case !s.finite():
+		return errors.New("state service memory holds a number that is not finite")
+	}
+	return nil
+}
+
+func (s *Service) finite() bool {
+	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
+		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta}
+	vals = append(vals, s.Forecast.Scores...)
+	vals = append(vals, s.Prompts.C...)
+	vals = append(vals, s.Fit.Step.Theta...)
+	for _, row := range s.Fit.Step.Cov {
+		vals = append(vals, row...)
+	}
+	for _, p := range s.Forecast.Pending {
+		vals = append(vals, p.Forecast, p.Upper, p.Peak)
+	}
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,216 @@
+// Package bar measures a policy against issue 9's "Done means": a matrix
+// of workloads × seeds × GPU speeds × startup distributions, and per cell
+// the policy's TTFT attainment, GPU-hours, requests killed by scale-down
+// and flaps per hour, next to the clairvoyant oracle and the cheapest
+// static fleet that reaches the policy's own attainment, with a pass or
+// fail per criterion:
+//
+//   - attainment ≥ 99% (or ≥ the oracle's own where that is lower);
+//   - GPU-hours below that static fleet's;
+//   - GPU-hours ≤ 1.15 × the oracle's where the oracle's mean fleet is at
+//     least 8 pods;
+//   - nothing killed by scale-down;
+//   - at most one flap (direction reversal within 5 min) per hour.
+//
+// Oracle and static results do not depend on the policy, so they are
+// cached on disk, keyed by the cell and engine.Version / oracle.Version:
+// after a policy change only the policy is replayed.
+package bar
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/engine"
+	"github.com/inferscale/inferscale/sim/runner"
+)
+
+// Workload is one trace of the matrix.
+type Workload struct {
+	Name  string
+	Trace runner.Trace // Seed is set per cell
+}
+
+// Workloads are the matrix's traces, files under shared (../shared):
+// the synthetic demo; Azure 2023 code as recorded; Mooncake conversation,
+// its first hour; ServeGen m-large, day 2 06:00-12:00 at 5% of its rate
+// (the morning ramp); and the demo at 4× its rate, whose oracle fleet
+// averages 8 pods or more at every GPU speed of the matrix.
+func Workloads(shared string) []Workload {
+	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
+	return []Workload{
+		{"demo", runner.Trace{Spec: "synthetic:demo"}},
+		{"azure-code", runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
+		{"mooncake-conv", runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
+		{"servegen-morning", runner.Trace{Spec: tr("servegen", "servegen_trace_csvs_m-large.tar.gz"),
+			Start: 30 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},
+		{"demo-x4", runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
+	}
+}
+
+// Startup is one startup distribution of the matrix: creation to Ready,
+// lognormal with this median and sigma.
+type Startup struct {
+	Seconds float64
+	Sigma   float64
+}
+
+// Startups are the matrix's: 60 s fixed and 180 s lognormal (σ 0.5).
+func Startups() []Startup { return []Startup{{60, 0}, {180, 0.5}} }
+
+// Speeds are the matrix's GPU speeds: the fleet model as calibrated, 2×
+// faster and 2× slower (engine.Model.Scaled).
+func Speeds() []float64 { return []float64{1, 2, 0.5} }
+
+// Case is one cell.
+type Case struct {
+	Workload Workload
+	Seed     int64
+	Speed    float64
+	Startup  Startup
+}
+
+// Name labels the cell: workload/seed/GPU speed/startup.
+func (c Case) Name() string {
+	st := fmt.Sprintf("%gs", c.Startup.Seconds)
+	if c.Startup.Sigma > 0 {
+		st += fmt.Sprintf("~%g", c.Startup.Sigma)
+	}
+	return fmt.Sprintf("%s/s%d/gpu×%g/%s", c.Workload.Name, c.Seed, c.Speed, st)
+}
+
+// Trace is the cell's trace spec.
+func (c Case) Trace() runner.Trace {
+	t := c.Workload.Trace
+	t.Seed = c.Seed
+	return t
+}
+
+// Matrix is every cell, workload-major.
+func Matrix(workloads []Workload, seeds []int64, speeds []float64, startups []Startup) []Case {
+	var out []Case
+	for _, w := range workloads {
+		for _, seed := range seeds {
+			for _, sp := range speeds {
+				for _, st := range startups {
+					out = append(out, Case{Workload: w, Seed: seed, Speed: sp, Startup: st})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Filter keeps the cells whose name contains any of the comma-separated
+// substrings (all when only is empty).
+func Filter(cases []Case, only string) []Case {
+	if only == "" {
+		return cases
+	}
+	var out []Case
+	for _, c := range cases {
+		for _, s := range strings.Split(only, ",") {
+			if s != "" && strings.Contains(c.Name(), s) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Settings are what every cell shares.
+type Settings struct {
+	Target       float64 // attainment objective (0.99)
+	TTFTSLO      float64 // seconds
+	MinReplicas  int
+	MaxReplicas  int
+	NearOracle   float64 // GPU-hours ratio allowed where the oracle's fleet is large (1.15)
+	LargeFleet   float64 // mean oracle pods from which NearOracle applies (8)
+	MaxFlapsHour float64 // 1
+}
+
+// DefaultSettings are issue 9's.
+func DefaultSettings() Settings {
+	return Settings{Target: 0.99, TTFTSLO: 2, MinReplicas: 1, MaxReplicas: 64, NearOracle: 1.15, LargeFleet: 8, MaxFlapsHour: 1}
+}
+
+// Config is the engine set-up of a cell.
+func (s Settings) Config(c Case) engine.Config {
+	cfg := engine.DefaultConfig()
+	cfg.Seed = uint64(c.Seed)
+	cfg.Model = cfg.Model.Scaled(c.Speed)
+	cfg.Startup.MedianSeconds = max(c.Startup.Seconds-cfg.Startup.PendingSeconds, 0)
+	cfg.Startup.Sigma = c.Startup.Sigma
+	cfg.TTFTSLOSeconds = s.TTFTSLO
+	cfg.MinReplicas, cfg.MaxReplicas = s.MinReplicas, s.MaxReplicas
+	return cfg
+}
+
+// Row is one cell's outcome.
+type Row struct {
+	Case string
+
+	// The policy.
+	Attainment   float64 // TTFT attainment of the feasible requests
+	GPUHours     float64
+	Killed       int // by scale-down
+	Unfinished   int // at the end of the replay
+	FlapsPerHour float64
+
+	// The clairvoyant oracle (OracleOK false: none found).
+	OracleOK         bool
+	OracleTarget     float64 // the target it was searched for (below Target when that is out of reach)
+	OracleAttainment float64
+	OracleGPUHours   float64
+	OracleMeanFleet  float64 // GPU-hours ÷ hours: pods on average
+
+	// The cheapest static fleet (warm) whose attainment is at least the
+	// policy's; StaticN 0 when none up to MaxReplicas is.
+	StaticN          int
+	StaticGPUHours   float64
+	StaticAttainment float64
+
+	Verdict Verdict
+}
+
+// Verdict is a row's pass or fail per criterion; NearOracle is nil where
+// it does not apply (the oracle's fleet is small, or there is none).
+type Verdict struct {
+	Attainment    bool
+	BelowStatic   bool
+	NearOracle    *bool
+	NoKills       bool
+	FewFlaps      bool
+	AttainmentBar float64 // the attainment the row had to reach
+}
+
+// All reports whether every applicable criterion passed.
+func (v Verdict) All() bool {
+	return v.Attainment && v.BelowStatic && (v.NearOracle == nil || *v.NearOracle) && v.NoKills && v.FewFlaps
+}
+
+// Judge fills the row's verdict.
+func (s Settings) Judge(r *Row) {
+	bar := s.Target
+	if r.OracleOK && r.OracleAttainment < bar {
+		bar = r.OracleAttainment
+	}
+	v := Verdict{AttainmentBar: bar}
+	v.Attainment = r.Attainment >= bar-1e-12
+	// No static fleet up to the maximum reaches the policy's attainment:
+	// the policy beats every static fleet.
+	v.BelowStatic = r.StaticN == 0 || r.GPUHours < r.StaticGPUHours
+	if r.OracleOK && r.OracleMeanFleet >= s.LargeFleet {
+		near := r.GPUHours <= s.NearOracle*r.OracleGPUHours
+		v.NearOracle = &near
+	}
+	v.NoKills = r.Killed == 0
+	v.FewFlaps = r.FlapsPerHour <= s.MaxFlapsHour+1e-12
+	r.Verdict = v
+}
+
+func round3(v float64) float64 { return math.Floor(v*1000) / 1000 }

@@ -1,0 +1,165 @@
+package bar
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/runner"
+)
+
+func TestJudgeAppliesEachCriterion(t *testing.T) {
+	s := DefaultSettings()
+	good := Row{Attainment: 0.995, GPUHours: 10, OracleOK: true, OracleAttainment: 0.999, OracleGPUHours: 9, OracleMeanFleet: 12,
+		StaticN: 14, StaticGPUHours: 14, FlapsPerHour: 1}
+	for _, c := range []struct {
+		name  string
+		edit  func(*Row)
+		check func(Verdict) bool
+	}{
+		{"all pass", func(*Row) {}, func(v Verdict) bool { return v.All() && v.NearOracle != nil && *v.NearOracle }},
+		{"below 99%", func(r *Row) { r.Attainment = 0.985 }, func(v Verdict) bool { return !v.Attainment && !v.All() }},
+		{"the oracle's own attainment is the bar where it is below 99%",
+			func(r *Row) { r.Attainment, r.OracleAttainment = 0.93, 0.925 }, func(v Verdict) bool { return v.Attainment && v.AttainmentBar == 0.925 }},
+		{"below the oracle's own", func(r *Row) { r.Attainment, r.OracleAttainment = 0.92, 0.925 }, func(v Verdict) bool { return !v.Attainment }},
+		{"dearer than the static fleet", func(r *Row) { r.StaticGPUHours = 9.5 }, func(v Verdict) bool { return !v.BelowStatic }},
+		{"no static fleet reaches the policy", func(r *Row) { r.StaticN, r.StaticGPUHours = 0, 0 }, func(v Verdict) bool { return v.BelowStatic }},
+		{"above 1.15 × oracle", func(r *Row) { r.GPUHours, r.StaticGPUHours = 10.6, 20 }, func(v Verdict) bool { return !*v.NearOracle && !v.All() }},
+		{"small oracle fleet: the 1.15 rule does not apply", func(r *Row) { r.OracleMeanFleet, r.GPUHours, r.StaticGPUHours = 7.9, 11, 20 },
+			func(v Verdict) bool { return v.NearOracle == nil && v.All() }},
+		{"a kill", func(r *Row) { r.Killed = 1 }, func(v Verdict) bool { return !v.NoKills && !v.All() }},
+		{"unfinished at the end is not a kill", func(r *Row) { r.Unfinished = 5 }, func(v Verdict) bool { return v.NoKills }},
+		{"more than one flap an hour", func(r *Row) { r.FlapsPerHour = 1.05 }, func(v Verdict) bool { return !v.FewFlaps }},
+	} {
+		r := good
+		c.edit(&r)
+		s.Judge(&r)
+		if !c.check(r.Verdict) {
+			t.Errorf("%s: verdict %+v", c.name, r.Verdict)
+		}
+	}
+}
+
+func TestCheapestStaticFindsTheSmallestFleetReachingTheAttainment(t *testing.T) {
+	r := &Runner{Settings: DefaultSettings()}
+	cfg := r.Settings.Config(Case{Speed: 1, Startup: Startup{60, 0}})
+	e := &Entry{Static: map[string]StaticResult{}}
+	for n := 1; n <= cfg.MaxReplicas; n++ { // a cached curve: no replay runs
+		e.setStatic(n, StaticResult{Attainment: min(1, 0.5+0.05*float64(n)), GPUHours: float64(n)})
+	}
+	for _, c := range []struct {
+		want float64
+		n    int
+	}{{0.5, 1}, {0.7, 4}, {0.72, 5}, {0.99, 10}, {1, 10}} {
+		n, s, err := r.cheapestStatic(context.Background(), cfg, nil, e, c.want)
+		if err != nil || n != c.n || s.GPUHours != float64(c.n) {
+			t.Errorf("attainment %.2f: %d pods (%+v, %v), want %d", c.want, n, s, err, c.n)
+		}
+	}
+	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 0.9})
+	if n, _, err := r.cheapestStatic(context.Background(), cfg, nil, e, 0.95); err != nil || n != 0 {
+		t.Errorf("out of reach: %d pods, %v; want none", n, err)
+	}
+}
+
+func TestCacheKeysAndRoundTrip(t *testing.T) {
+	s := DefaultSettings()
+	w := Workload{Name: "demo", Trace: runner.Trace{Spec: "synthetic:demo"}}
+	a := Case{Workload: w, Seed: 1, Speed: 1, Startup: Startup{60, 0}}
+	key := func(c Case) string { return Key(c, s.Config(c), s) }
+	b, c2 := a, a
+	b.Speed, c2.Seed = 2, 2
+	if key(a) != key(a) || key(a) == key(b) || key(a) == key(c2) {
+		t.Fatalf("keys: same cell %s/%s, other speed %s, other seed %s", key(a), key(a), key(b), key(c2))
+	}
+	dir := t.TempDir()
+	c := &Cache{Dir: dir}
+	e := c.Load(key(a))
+	e.Oracle = &OracleResult{Found: true, Target: 0.99, GPUHours: 3}
+	e.setStatic(4, StaticResult{Attainment: 0.97, GPUHours: 4})
+	if err := c.Store(key(a), e); err != nil {
+		t.Fatal(err)
+	}
+	got := (&Cache{Dir: dir}).Load(key(a))
+	if got.Oracle == nil || got.Oracle.GPUHours != 3 || got.Static["4"].Attainment != 0.97 {
+		t.Errorf("reloaded %+v", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, key(b)+".json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e := (&Cache{Dir: dir}).Load(key(b)); e.Oracle != nil || len(e.Static) != 0 {
+		t.Errorf("a corrupt entry loaded as %+v", e)
+	}
+}
+
+// TestRunnerEvaluatesACellAndReusesItsCache runs one small cell, then
+// doctors its cached oracle: the second run reports the doctored value,
+// so it read the cache instead of searching again.
+func TestRunnerEvaluatesACellAndReusesItsCache(t *testing.T) {
+	w := Workload{Name: "demo10m", Trace: runner.Trace{Spec: "synthetic:demo", Duration: 10 * time.Minute}}
+	cases := []Case{{Workload: w, Seed: 1, Speed: 1, Startup: Startup{60, 0}}}
+	dir := t.TempDir()
+	run := func() Row {
+		r := &Runner{Settings: DefaultSettings(), Policy: runner.Spec{Name: "static", Params: map[string]string{"replicas": "8"}},
+			Cache: &Cache{Dir: dir}, Jobs: 1}
+		rows, err := r.Run(context.Background(), cases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[0]
+	}
+	first := run()
+	if !first.OracleOK || first.OracleGPUHours <= 0 || first.StaticN < 1 || first.StaticN > 8 || first.Killed != 0 {
+		t.Fatalf("first run: %+v", first)
+	}
+	if first.StaticGPUHours > first.GPUHours+1e-9 {
+		t.Errorf("the cheapest static fleet reaching a static 8-pod fleet's attainment costs more (%.2f) than it (%.2f)", first.StaticGPUHours, first.GPUHours)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	var e Entry
+	b, err := os.ReadFile(files[0])
+	if err != nil || json.Unmarshal(b, &e) != nil || e.Oracle == nil {
+		t.Fatalf("cache entry %s: %v", b, err)
+	}
+	e.Oracle.GPUHours = 123.5
+	b, _ = json.Marshal(e)
+	if err := os.WriteFile(files[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := run()
+	if second.OracleGPUHours != 123.5 || second.Attainment != first.Attainment {
+		t.Errorf("second run: oracle %.2f GPU-h (want the cached 123.5), attainment %v vs %v", second.OracleGPUHours, second.Attainment, first.Attainment)
+	}
+	var out strings.Builder
+	if err := WriteTable(&out, []Row{first}); err != nil || !strings.Contains(out.String(), "demo10m/s1/gpu×1/60s") || !strings.Contains(out.String(), "cases passing") {
+		t.Errorf("table %q, %v", out.String(), err)
+	}
+	out.Reset()
+	if err := WriteMarkdown(&out, []Row{first}); err != nil || !strings.HasPrefix(out.String(), "| case |") {
+		t.Errorf("markdown %q, %v", out.String(), err)
+	}
+}
+
+func TestMatrixAndFilter(t *testing.T) {
+	m := Matrix(Workloads("/x"), []int64{1, 2, 3}, Speeds(), Startups())
+	if len(m) != 5*3*3*2 {
+		t.Fatalf("%d cells, want 90", len(m))
+	}
+	names := map[string]bool{}
+	for _, c := range m {
+		names[c.Name()] = true
+	}
+	if len(names) != len(m) || !names["servegen-morning/s2/gpu×0.5/180s~0.5"] {
+		t.Errorf("cell names not distinct or unexpected: %d names", len(names))
+	}
+	if got := Filter(m, "demo-x4/s1,azure"); len(got) != 6+18 {
+		t.Errorf("filter kept %d cells, want 24", len(got))
+	}
+}

@@ -1,0 +1,225 @@
+package bar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/engine"
+	"github.com/inferscale/inferscale/sim/oracle"
+	"github.com/inferscale/inferscale/sim/report"
+	"github.com/inferscale/inferscale/sim/runner"
+	"github.com/inferscale/inferscale/sim/workload"
+)
+
+// Runner evaluates cells.
+type Runner struct {
+	Settings Settings
+	Policy   runner.Spec
+	Options  runner.Options // how inferscale runs (fast or faithful)
+	Cache    *Cache
+	Jobs     int // cells evaluated at once (≥ 1)
+	Log      *slog.Logger
+
+	mu     sync.Mutex
+	traces map[string]*loaded
+}
+
+type loaded struct {
+	once sync.Once
+	reqs []workload.Request
+	err  error
+}
+
+// load reads a trace once per spec and seed for every cell that uses it.
+func (r *Runner) load(t runner.Trace) ([]workload.Request, error) {
+	key := fmt.Sprintf("%+v", t)
+	r.mu.Lock()
+	if r.traces == nil {
+		r.traces = map[string]*loaded{}
+	}
+	l, ok := r.traces[key]
+	if !ok {
+		l = &loaded{}
+		r.traces[key] = l
+	}
+	r.mu.Unlock()
+	l.once.Do(func() { l.reqs, l.err = runner.Load(t) })
+	return l.reqs, l.err
+}
+
+// Run evaluates every cell, Jobs at a time, and returns the rows in the
+// cells' order.
+func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
+	rows := make([]Row, len(cases))
+	errs := make([]error, len(cases))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < max(r.Jobs, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				start := time.Now()
+				rows[i], errs[i] = r.cell(ctx, cases[i])
+				if errs[i] == nil && r.Log != nil {
+					r.Log.Info("cell done", "case", cases[i].Name(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()),
+						"attainment", fmt.Sprintf("%.4f", rows[i].Attainment), "pass", rows[i].Verdict.All())
+				}
+			}
+		}()
+	}
+	for i := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bar matrix stopped: %w", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cases[i].Name(), err)
+		}
+	}
+	return rows, nil
+}
+
+// cell evaluates one cell: the policy, then the oracle and the static
+// fleet from the cache or by replay.
+func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
+	reqs, err := r.load(c.Trace())
+	if err != nil {
+		return Row{}, err
+	}
+	cfg := r.Settings.Config(c)
+	cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
+	row := Row{Case: c.Name()}
+
+	b, err := runner.Build(r.Policy, cfg, r.Options)
+	if err != nil {
+		return Row{}, err
+	}
+	res, err := runner.Run(ctx, cfg, reqs, b)
+	if cerr := b.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return Row{}, err
+	}
+	row.Attainment = res.FeasibleTTFTAttainment()
+	row.GPUHours = res.GPUHours()
+	row.Killed, row.Unfinished = res.Killed, res.Unfinished
+	if hours := res.EndSeconds / 3600; hours > 0 {
+		row.FlapsPerHour = float64(report.Flaps(res.ScaleEvents)) / hours
+	}
+
+	key := Key(c, cfg, r.Settings)
+	entry := r.Cache.Load(key)
+	orc, err := r.oracle(ctx, cfg, reqs, entry)
+	if err != nil {
+		return Row{}, err
+	}
+	if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
+		r.Log.Warn("bar cache not written", "err", err)
+	}
+	row.OracleOK, row.OracleTarget = orc.Found, orc.Target
+	row.OracleAttainment, row.OracleGPUHours, row.OracleMeanFleet = orc.Attainment, orc.GPUHours, orc.MeanFleet
+
+	n, st, err := r.cheapestStatic(ctx, cfg, reqs, entry, row.Attainment)
+	if err != nil {
+		return Row{}, err
+	}
+	if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
+		r.Log.Warn("bar cache not written", "err", err)
+	}
+	row.StaticN, row.StaticGPUHours, row.StaticAttainment = n, st.GPUHours, st.Attainment
+	r.Settings.Judge(&row)
+	return row, nil
+}
+
+// static replays an n-pod warm static fleet (cached).
+func (r *Runner) static(ctx context.Context, cfg engine.Config, reqs []workload.Request, e *Entry, n int) (StaticResult, error) {
+	if s, ok := e.static(n); ok {
+		return s, nil
+	}
+	b, err := runner.Build(runner.Spec{Name: "static", Params: map[string]string{"replicas": strconv.Itoa(n)}}, cfg, runner.Options{})
+	if err != nil {
+		return StaticResult{}, err
+	}
+	res, err := runner.Run(ctx, cfg, reqs, b)
+	if err != nil {
+		return StaticResult{}, err
+	}
+	s := StaticResult{Attainment: res.FeasibleTTFTAttainment(), GPUHours: res.GPUHours()}
+	e.setStatic(n, s)
+	return s, nil
+}
+
+// cheapestStatic bisects the smallest static fleet whose attainment is at
+// least want (0 and an empty result when not even MaxReplicas pods reach
+// it). Attainment grows with the fleet; the bisection relies on that.
+func (r *Runner) cheapestStatic(ctx context.Context, cfg engine.Config, reqs []workload.Request, e *Entry, want float64) (int, StaticResult, error) {
+	top, err := r.static(ctx, cfg, reqs, e, cfg.MaxReplicas)
+	if err != nil {
+		return 0, StaticResult{}, err
+	}
+	if top.Attainment < want {
+		return 0, StaticResult{}, nil
+	}
+	lo, hi, best := max(cfg.MinReplicas, 1), cfg.MaxReplicas, top // answer in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi) / 2
+		s, err := r.static(ctx, cfg, reqs, e, mid)
+		if err != nil {
+			return 0, StaticResult{}, err
+		}
+		if s.Attainment >= want {
+			hi, best = mid, s
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, best, nil
+}
+
+// oracle searches the oracle for Target; where not even MaxReplicas
+// static pods reach Target, for the attainment they do reach (rounded
+// down to 0.1%), the oracle's own ceiling (cached).
+func (r *Runner) oracle(ctx context.Context, cfg engine.Config, reqs []workload.Request, e *Entry) (OracleResult, error) {
+	if e.Oracle != nil {
+		return *e.Oracle, nil
+	}
+	target := r.Settings.Target
+	top, err := r.static(ctx, cfg, reqs, e, cfg.MaxReplicas)
+	if err != nil {
+		return OracleResult{}, err
+	}
+	if top.Attainment < target {
+		target = round3(top.Attainment)
+	}
+	out := OracleResult{Target: target}
+	orc, err := oracle.Search(ctx, cfg, reqs, oracle.Options{Target: target})
+	switch {
+	case err == nil:
+		out.Found = true
+		out.Attainment = orc.Run.FeasibleTTFTAttainment()
+		out.GPUHours = orc.Run.GPUHours()
+		if orc.Run.EndSeconds > 0 {
+			out.MeanFleet = orc.Run.GPUSeconds / orc.Run.EndSeconds
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return OracleResult{}, err
+	case r.Log != nil:
+		r.Log.Warn("no oracle", "target", target, "err", err)
+	}
+	e.Oracle = &out
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package bar
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Summary counts the rows passing each criterion.
+type Summary struct {
+	Rows, Attainment, BelowStatic, NoKills, FewFlaps, All int
+	NearOracle, NearOracleOf                              int // passing, applicable
+}
+
+// Summarise counts rows.
+func Summarise(rows []Row) Summary {
+	s := Summary{Rows: len(rows)}
+	for _, r := range rows {
+		v := r.Verdict
+		s.Attainment += b2i(v.Attainment)
+		s.BelowStatic += b2i(v.BelowStatic)
+		s.NoKills += b2i(v.NoKills)
+		s.FewFlaps += b2i(v.FewFlaps)
+		s.All += b2i(v.All())
+		if v.NearOracle != nil {
+			s.NearOracleOf++
+			s.NearOracle += b2i(*v.NearOracle)
+		}
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// String is the summary line.
+func (s Summary) String() string {
+	return fmt.Sprintf("cases passing: attainment %d/%d, GPU-h below static %d/%d, ≤1.15×oracle %d/%d (where the oracle's fleet ≥ 8), 0 killed %d/%d, flaps ≤1/h %d/%d; all criteria %d/%d",
+		s.Attainment, s.Rows, s.BelowStatic, s.Rows, s.NearOracle, s.NearOracleOf, s.NoKills, s.Rows, s.FewFlaps, s.Rows, s.All, s.Rows)
+}
+
+var header = []string{"case", "TTFT ok", "GPU-h", "killed", "unfin.", "flaps/h", "oracle ok", "oracle GPU-h", "oracle fleet",
+	"static n", "static GPU-h", "att", "<static", "≤1.15×orc", "0 killed", "flaps", "all"}
+
+func cells(r Row) []string {
+	mark := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "FAIL"
+	}
+	orcOK, orcGPU, orcFleet := "-", "-", "-"
+	if r.OracleOK {
+		orcOK = pct(r.OracleAttainment)
+		orcGPU = fmt.Sprintf("%.2f", r.OracleGPUHours)
+		orcFleet = fmt.Sprintf("%.1f", r.OracleMeanFleet)
+	}
+	stN, stGPU := "none", "-"
+	if r.StaticN > 0 {
+		stN, stGPU = fmt.Sprint(r.StaticN), fmt.Sprintf("%.2f", r.StaticGPUHours)
+	}
+	near := "n/a"
+	if r.Verdict.NearOracle != nil {
+		near = mark(*r.Verdict.NearOracle)
+	}
+	att := mark(r.Verdict.Attainment)
+	if r.Verdict.AttainmentBar < 0.99 {
+		att += fmt.Sprintf(" (≥%s)", pct(r.Verdict.AttainmentBar))
+	}
+	return []string{r.Case, pct(r.Attainment), fmt.Sprintf("%.2f", r.GPUHours), fmt.Sprint(r.Killed), fmt.Sprint(r.Unfinished),
+		fmt.Sprintf("%.2f", r.FlapsPerHour), orcOK, orcGPU, orcFleet, stN, stGPU,
+		att, mark(r.Verdict.BelowStatic), near, mark(r.Verdict.NoKills), mark(r.Verdict.FewFlaps), mark(r.Verdict.All())}
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
+
+// WriteTable prints one aligned row per cell and the summary line.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing the bar table: %w", err)
+	}
+	if _, err := fmt.Fprintln(w, Summarise(rows)); err != nil {
+		return fmt.Errorf("writing the bar table: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown prints the same as a Markdown table and summary line.
+func WriteMarkdown(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for i := range header {
+		if i == 0 {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("--:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
+	}
+	b.WriteString("\n" + Summarise(rows).String() + "\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing the bar table: %w", err)
+	}
+	return nil
+}

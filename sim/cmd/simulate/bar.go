@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferscale/inferscale/sim/bar"
+	"github.com/inferscale/inferscale/sim/inferscale"
+	"github.com/inferscale/inferscale/sim/runner"
+)
+
+// cmdBar measures a policy against issue 9's bar (package bar).
+func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
+	fs := flag.NewFlagSet("bar", flag.ContinueOnError)
+	policy := fs.String("policy", "inferscale", "the policy under test: NAME[:k=v,...]")
+	shared := fs.String("shared", "../shared", "directory holding traces/ (the reference traces)")
+	quick := fs.Bool("quick", false, "seed 1 only (30 cells instead of 90)")
+	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated (ignored with -quick)")
+	speeds := fs.String("speeds", "1,2,0.5", "GPU speeds, comma-separated")
+	only := fs.String("only", "", "keep the cells whose name contains one of these comma-separated substrings")
+	jobs := fs.Int("j", 2, "cells evaluated at once")
+	markdown := fs.Bool("markdown", false, "print the table as Markdown")
+	cacheDir := fs.String("cache", bar.DefaultCacheDir(), "where oracle and static results are cached ('' = no cache)")
+	clear := fs.Bool("clear-cache", false, "empty the cache first (a cold run)")
+	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
+	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
+	if err := fs.Parse(args); err != nil {
+		return parseErr(err)
+	}
+	sp, err := runner.ParseSpec(*policy)
+	if err != nil {
+		return err
+	}
+	m := runner.Mode(*mode)
+	if m != runner.Fast && m != runner.Faithful {
+		return fmt.Errorf("-mode %q: want fast or faithful", *mode)
+	}
+	seedList := []int64{1}
+	if !*quick {
+		if seedList, err = parseInts(*seeds); err != nil {
+			return fmt.Errorf("-seeds: %w", err)
+		}
+	}
+	speedList, err := parseFloats(*speeds)
+	if err != nil {
+		return fmt.Errorf("-speeds: %w", err)
+	}
+	if *jobs < 1 {
+		return fmt.Errorf("-j %d: want ≥ 1", *jobs)
+	}
+	if _, err := os.Stat(*shared); err != nil {
+		return fmt.Errorf("-shared: %w", err)
+	}
+	cases := bar.Filter(bar.Matrix(bar.Workloads(*shared), seedList, speedList, bar.Startups()), *only)
+	if len(cases) == 0 {
+		return fmt.Errorf("-only %q keeps no cell", *only)
+	}
+	if *clear && *cacheDir != "" {
+		if err := bar.Clear(*cacheDir); err != nil {
+			return err
+		}
+	}
+	r := &bar.Runner{Settings: bar.DefaultSettings(), Policy: sp, Jobs: *jobs, Log: log, Cache: &bar.Cache{Dir: *cacheDir},
+		Options: runner.Options{Mode: m, BinDir: *bin, CPA: inferscale.DefaultCPA()}}
+	start := time.Now()
+	log.Info("bar matrix", "policy", sp.String(), "cells", len(cases), "jobs", *jobs, "cache", *cacheDir)
+	rows, err := r.Run(ctx, cases)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bar matrix for %s: %d cells, TTFT SLO 2 s, target 99%%, wall %.0fs\n", sp, len(rows), time.Since(start).Seconds())
+	if *markdown {
+		return bar.WriteMarkdown(os.Stdout, rows)
+	}
+	return bar.WriteTable(os.Stdout, rows)
+}
+
+func parseInts(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || v > 1e6 {
+			return nil, fmt.Errorf("%q is not a number > 0", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

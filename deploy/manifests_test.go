@@ -396,7 +396,7 @@ func granted(r *rbacv1.Role) (map[permission]bool, error) {
 // metric in per-resource and Prometheus modes; a list cannot be limited by name); evaluate with
 // stateBackend=configmap creates its ConfigMap once and then gets and updates only that one. The e2e
 // (deploy/e2e) checks the same against the API calls the scenarios really make.
-func needed(t *testing.T, cr *customPodAutoscaler, cfg map[string]string) map[permission]bool {
+func needed(t *testing.T, cr *customPodAutoscaler, ev settings.Evaluate) map[permission]bool {
 	ref := cr.Spec.ScaleTargetRef
 	group, _, _ := strings.Cut(ref.APIVersion, "/")
 	if !strings.Contains(ref.APIVersion, "/") {
@@ -409,17 +409,39 @@ func needed(t *testing.T, cr *customPodAutoscaler, cfg map[string]string) map[pe
 		{group, resource + "/scale", "patch", ref.Name}: true,
 		{"", "pods", "list", ""}:                        true,
 	}
-	if cfg["stateBackend"] == "configmap" {
-		name := cfg["stateConfigMap"]
-		if name == "" {
-			k, _ := settings.Lookup("stateConfigMap")
-			name = k.Default
-		}
+	if ev.Store.Backend == "configmap" {
 		out[permission{"", "configmaps", "create", ""}] = true
-		out[permission{"", "configmaps", "get", name}] = true
-		out[permission{"", "configmaps", "update", name}] = true
+		out[permission{"", "configmaps", "get", ev.Store.ConfigMap}] = true
+		out[permission{"", "configmaps", "update", ev.Store.ConfigMap}] = true
+	}
+	// deletionCost: evaluate merge-patches controller.kubernetes.io/pod-deletion-cost onto the victims of a
+	// scale-down and patches it away from the previous ones (shared/decide/cluster.go); pod names change, so no
+	// resourceNames.
+	if ev.Policy.DeletionCost {
+		out[permission{"", "pods", "patch", ""}] = true
+	}
+	// events: the recorder creates an Event, patches its count on a repeat, and reads it when a create answers
+	// AlreadyExists because its memory was lost (shared/kube/events.go); Event names are hashes.
+	if ev.Cluster.Events {
+		for _, verb := range []string{"create", "patch", "get"} {
+			out[permission{"", "events", verb, ""}] = true
+		}
 	}
 	return out
+}
+
+// evaluateSettings decodes env (and the policyFile it names) as evaluate does.
+func evaluateSettings(t *testing.T, env map[string]string) settings.Evaluate {
+	t.Helper()
+	src, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := settings.ForEvaluate(src)
+	if err != nil {
+		t.Fatalf("evaluate would reject %v: %v", env, err)
+	}
+	return ev
 }
 
 func TestRBACGrantsExactlyWhatIsUsed(t *testing.T) {
@@ -457,7 +479,7 @@ func TestRBACGrantsExactlyWhatIsUsed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := needed(t, cr, ov.config)
+			want := needed(t, cr, evaluateSettings(t, localPolicyEnv(t, ov)))
 			for p := range want {
 				if !got[p] {
 					t.Errorf("Role lacks %+v, which inferscale uses", p)
@@ -475,15 +497,39 @@ func TestRBACGrantsExactlyWhatIsUsed(t *testing.T) {
 func TestRBACCheckCatchesExtraAndMissingGrants(t *testing.T) {
 	cr := &customPodAutoscaler{}
 	cr.Spec.ScaleTargetRef = autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
-	want := needed(t, cr, map[string]string{"stateBackend": "configmap", "stateConfigMap": "s"})
+	want := needed(t, cr, evaluateSettings(t, map[string]string{"stateBackend": "configmap", "stateConfigMap": "s"}))
 	if !want[permission{"", "configmaps", "update", "s"}] || want[permission{"", "configmaps", "update", ""}] {
 		t.Fatalf("needed() does not scope ConfigMap updates to the state ConfigMap: %v", want)
 	}
-	if w := needed(t, cr, map[string]string{}); w[permission{"", "configmaps", "create", ""}] {
+	defaults := needed(t, cr, evaluateSettings(t, map[string]string{}))
+	if defaults[permission{"", "configmaps", "create", ""}] {
 		t.Fatal("needed() asks for ConfigMaps with the file state backend")
 	}
-	if w := needed(t, cr, map[string]string{}); !w[permission{"apps", "deployments/scale", "patch", "x"}] || w[permission{"apps", "deployments/scale", "patch", ""}] {
-		t.Fatalf("needed() does not limit the target's /scale to its name: %v", w)
+	if !defaults[permission{"apps", "deployments/scale", "patch", "x"}] || defaults[permission{"apps", "deployments/scale", "patch", ""}] {
+		t.Fatalf("needed() does not limit the target's /scale to its name: %v", defaults)
+	}
+	// deletionCost and events are on by default; off, their grants are not needed.
+	pods := permission{"", "pods", "patch", ""}
+	events := []permission{{"", "events", "create", ""}, {"", "events", "patch", ""}, {"", "events", "get", ""}}
+	if !defaults[pods] {
+		t.Errorf("needed() lacks %+v with deletionCost on (the default)", pods)
+	}
+	for _, p := range events {
+		if !defaults[p] {
+			t.Errorf("needed() lacks %+v with events on (the default)", p)
+		}
+	}
+	off := needed(t, cr, evaluateSettings(t, map[string]string{"deletionCost": "false", "events": "false"}))
+	if off[pods] {
+		t.Errorf("needed() asks for %+v with deletionCost off", pods)
+	}
+	for _, p := range events {
+		if off[p] {
+			t.Errorf("needed() asks for %+v with events off", p)
+		}
+	}
+	if onlyEvents := needed(t, cr, evaluateSettings(t, map[string]string{"deletionCost": "false"})); onlyEvents[pods] || !onlyEvents[events[0]] {
+		t.Errorf("deletionCost off, events on: needed() = %v", onlyEvents)
 	}
 	if _, err := granted(&rbacv1.Role{Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"*"}, Verbs: []string{"get"}}}}); err == nil {
 		t.Fatal("granted() accepted a wildcard")

@@ -95,7 +95,7 @@ e2e-toolchain:
 ## e2e-test: the end-to-end scenarios on the binaries e2e-toolchain built
 e2e-test: build
 	$(GO) vet -tags e2e ./deploy/e2e/
-	$(GO) test -count=1 -tags e2e -timeout 25m -v ./deploy/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 45m -v ./deploy/e2e/
 
 ## identity: replay the demo and the three shared traces (fast, seeds 1-3) and the demo (faithful) and compare
 ## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged

@@ -6,14 +6,20 @@
 // on the pods' IPs, and a real Prometheus scrapes them for the Prometheus overlay. The test is behind the e2e build
 // tag and needs root; build-toolchain.sh builds the binaries and `make e2e` runs both.
 //
-// A scenario is a function in TestOnARealControlPlane's table (scenarios_test.go) that returns its deployment:
+// A scenario is a function in TestOnARealControlPlane's table (scenarios_test.go, sre_test.go) that returns its
+// deployment:
 //
-//	d := e.deploy(t, "edge", tuning(map[string]string{"scaleDownCooldown": "20s"})) // overlay + config entries
-//	d.fleet.set(load{Demand: busyDemand})                                            // what the vLLM pods see
-//	r, at := d.expectReplicas(t, 5*tick, "busy fleet", func(r int) bool { return r > 1 })
-//	d.heldBetween(t, r, at, at.Add(window), "cooldown")                              // from the replica history
+//	d := e.deploy(t, "edge", tuning(map[string]string{"scaleDownHold": "1m"})) // overlay + config entries
+//	d.fleet.set(load{Demand: busyDemand})                                      // what the vLLM pods see
+//	r, at := d.expectReplicas(t, 8*tick, "busy fleet", func(r int) bool { return r > 1 })
+//	d.heldBetween(t, r, at, at.Add(hold), "the plan's hold")                   // from the replica history
 //
-// and the state (d.state), the pods with their annotations (d.targetPodObjects), the Deployment's Events
-// (d.deploymentEvents), the CPA log (d.cpaLog), CPA's REST API (d.cpaAPI), a restart (d.restartCPA) or a CR change
-// (d.setConfig). Every API call the autoscaler's service account makes is checked against its Role afterwards.
+// tuning keeps policy v2 and the shipped defaults but for the few it shortens through their documented knobs
+// (tickInterval, scaleDownHold, defaultStartup, metricLag), each with its reason; a scenario of a v1-only mechanism
+// uses v1Tuning and says so. Waits poll with deadlines far above what they need: the machine may be loaded.
+// A scenario reads the state (d.state, decoded by shared/state), the pods with their annotations
+// (d.targetPodObjects, or every change of them through d.watchTargetPods), the Deployment's Events
+// (d.deploymentEvents), the CPA log (d.cpaLog), CPA's REST API (d.cpaAPI), and can restart the CPA pod
+// (d.restartCPA) or change the CustomPodAutoscaler (d.setConfig). Every API call the autoscaler's service account
+// makes is checked against its Role afterwards, and a grant no scenario used fails the run.
 package e2e

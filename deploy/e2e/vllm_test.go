@@ -26,11 +26,13 @@ const (
 // load is what the test controls. Demand is the fleet's offered load in "pods at 100 %" units: requests
 // arrive at podCapacityRPS*Demand per second and the Service spreads them evenly over the pods. Fail makes every
 // /metrics scrape fail while the engines keep serving (a broken exporter or network path). Prefill is the time to
-// first token of a request that does not wait (long prompts; 0: defaultPrefill).
+// first token of a request that does not wait (long prompts; 0: defaultPrefill). Busy, when set, names the pod IPs
+// the requests go to (sessions pinned to some pods, say); the other pods get none and drain what they hold.
 type load struct {
 	Demand  float64
 	Fail    string
 	Prefill time.Duration
+	Busy    []string
 }
 
 const defaultPrefill = 200 * time.Millisecond
@@ -96,13 +98,27 @@ func (p *vllmPod) advance(now time.Time, rate, prefill float64) {
 
 // advanceAll brings every pod up to now under the current load; callers hold f.mu.
 func (f *vllmFleet) advanceAll(now time.Time) {
-	rate := podCapacityRPS * f.load.Demand / float64(max(1, len(f.pods)))
+	busy := map[string]bool{}
+	for _, ip := range f.load.Busy {
+		if _, ok := f.pods[ip]; ok {
+			busy[ip] = true
+		}
+	}
+	serving := len(f.pods)
+	if len(busy) > 0 {
+		serving = len(busy)
+	}
+	rate := podCapacityRPS * f.load.Demand / float64(max(1, serving))
 	prefill := defaultPrefill
 	if f.load.Prefill > 0 {
 		prefill = f.load.Prefill
 	}
-	for _, p := range f.pods {
-		p.advance(now, rate, prefill.Seconds())
+	for ip, p := range f.pods {
+		r := rate
+		if len(busy) > 0 && !busy[ip] {
+			r = 0
+		}
+		p.advance(now, r, prefill.Seconds())
 	}
 }
 
@@ -121,6 +137,18 @@ func (f *vllmFleet) set(l load) {
 			p.unlisten()
 		}
 	}
+}
+
+// totals is what the fleet's engines hold now: requests running and waiting.
+func (f *vllmFleet) totals() (running, waiting float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.advanceAll(time.Now())
+	for _, p := range f.pods {
+		running += p.running
+		waiting += p.waiting
+	}
+	return running, waiting
 }
 
 func (f *vllmFleet) scrapeCount() int {

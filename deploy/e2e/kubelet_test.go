@@ -99,6 +99,12 @@ func (k *kubelet) sync() {
 			continue
 		}
 		if err := k.run(p); err != nil {
+			if k.deleted(p) {
+				// The pod went while its container was being set up (its namespace is being removed, say): a
+				// kubelet gives up on it, and nothing failed.
+				k.c.t.Logf("kubelet: pod %s/%s went away while starting: %v", p.Namespace, p.Name, err)
+				continue
+			}
 			k.mu.Lock()
 			k.errs = append(k.errs, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err))
 			k.pods[p.UID] = &podRun{pod: *p, stopping: true, exited: closedChan()}
@@ -118,6 +124,13 @@ func (k *kubelet) sync() {
 	for _, r := range gone {
 		go r.kill(gracePeriod(&r.pod))
 	}
+}
+
+// deleted reports whether the pod is gone or being deleted (a pod of that name with another UID counts as gone).
+func (k *kubelet) deleted(p *corev1.Pod) bool {
+	var now corev1.Pod
+	err := k.c.getJSON("/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name, &now)
+	return isNotFound(err) || (err == nil && (now.UID != p.UID || now.DeletionTimestamp != nil))
 }
 
 func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }

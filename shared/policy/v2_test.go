@@ -8,6 +8,7 @@ import (
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -114,6 +115,23 @@ func TestLatencyBreachThatWaitingDidNotCauseIsAnAlert(t *testing.T) {
 	}
 	if !hasReason(d, "not load-driven") {
 		t.Errorf("the breach must be an alert; alerts %q", d.Alerts)
+	}
+}
+
+// TestLatencyBreachThatWaitingCausedAddsOnePod: TTFT p95 is a poor gauge
+// of how many pods waiting needs (it mixes prefill with queueing), so a
+// breach that waiting caused asks for one more pod and lets the plan's
+// headroom learn the rest, instead of the HPA-style ready × TTFT ratio.
+func TestLatencyBreachThatWaitingCausedAddsOnePod(t *testing.T) {
+	cfg := settings.Defaults()
+	v := fleet.View{Ready: 6, ArrivalRate: p(20), StartupSeconds: 60, TTFTP95: p(6), LatencyRequests: 300}
+	// Every request of the tick waited 2.5-5 s to be scheduled.
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 900, Buckets: []signal.Bucket{
+		{UpperBound: 1, Count: 0}, {UpperBound: 2.5, Count: 0}, {UpperBound: 5, Count: 300}}}
+	d := steady(t, state.New(), cfg, v, 6, 2)
+	lat := d.Rules[3]
+	if lat.Name != policy.RuleLatency || !lat.Over || lat.Proposal != 7 {
+		t.Errorf("latency rule %+v: a breach waiting caused proposes ready+1 = 7 (the ratio 3 would say 12)", lat)
 	}
 }
 

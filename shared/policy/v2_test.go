@@ -143,3 +143,25 @@ func pods(n int) []fleet.PodLoad {
 	}
 	return out
 }
+
+// TestReactiveStepsCountThePodsStarting: the ready pods are overloaded and
+// nine pods are on their way. Signals over threshold step from the ready
+// pods, so while the nine are starting nothing is added on top of them;
+// once they are ready and the overload persists, the next step is taken
+// from all of them.
+func TestReactiveStepsCountThePodsStarting(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 64
+	over := func(ready, starting int) fleet.View {
+		return fleet.View{Ready: ready, Starting: starting, ArrivalRate: p(50), StartupSeconds: 180,
+			Waiting: 21.6 * float64(ready), Running: 256 * float64(ready), KVMean: p(0.9)}
+	}
+	d := policy.Decide(over(17, 9), state.New(), cfg, 26, t0)
+	if d.Signals < 2 || d.Target != 26 {
+		t.Errorf("17 ready + 9 starting, %d signals: target %d, want the 26 already asked for; reasons %q", d.Signals, d.Target, d.Reasons)
+	}
+	d = policy.Decide(over(26, 0), state.New(), cfg, 26, t0)
+	if d.Target != 26+13 {
+		t.Errorf("26 ready and still overloaded: target %d, want 26 + half of 26 = 39; reasons %q", d.Target, d.Reasons)
+	}
+}

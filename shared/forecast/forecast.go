@@ -57,7 +57,6 @@ type Options struct {
 	Horizon time.Duration
 	// LevelTau and TrendTau are the smoothing time constants.
 	LevelTau, TrendTau time.Duration
-	// TrendDamping is the share of the trend kept per TrendTau ahead.
 	// Miss is the target miss rate α of the upper bound.
 	Miss float64
 	// Gamma is ACI's step size.
@@ -109,9 +108,7 @@ func Observe(st *State, y float64, now time.Time, o Options) Forecast {
 	point := st.Level
 	h := o.Horizon.Seconds()
 	if st.Trend > 0 {
-		// The peak of a rising line over (now, now+H] is at its end; a
-		// trend is extrapolated to at most MaxGrowth times the level.
-		point += math.Min(st.Trend*h, (o.MaxGrowth-1)*st.Level)
+		point += math.Min(damped(st.Trend, h, o.TrendTau.Seconds()), (o.MaxGrowth-1)*st.Level)
 	}
 	point = math.Max(point, 0)
 	f := Forecast{Level: st.Level, Trend: st.Trend, Point: point, Horizon: h, Scores: len(st.Scores)}
@@ -134,6 +131,20 @@ func Observe(st *State, y float64, now time.Time, o Options) Forecast {
 		st.Pending = append(st.Pending, Pending{At: now, Due: now.Add(o.Horizon), Forecast: point, Upper: f.Upper})
 	}
 	return f
+}
+
+// damped is how far a rising trend carries the series over h seconds
+// when the trend fades with time constant tau (Gardner and McKenzie's
+// damped trend in continuous time): trend·τ·(1 − e^(−h/τ)), which is the
+// linear trend·h for a short horizon and at most trend·τ for a long one.
+// A trend is a fact about the last minutes; over a 10-minute startup the
+// undamped line would size for a ramp that has usually ended. The peak of
+// a rising curve over (now, now+H] is at its end.
+func damped(trend, h, tau float64) float64 {
+	if tau <= 0 {
+		return trend * h
+	}
+	return trend * tau * (1 - math.Exp(-h/tau))
 }
 
 // resolve adds y to the peaks of the pending forecasts and scores those

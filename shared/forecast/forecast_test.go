@@ -103,6 +103,21 @@ func TestForecastFollowsATrendAndCapsIt(t *testing.T) {
 	}
 }
 
+// TestTrendFadesOverALongHorizon: over a 10-minute horizon a trend carries
+// the forecast at most trend·TrendTau, not trend·H.
+func TestTrendFadesOverALongHorizon(t *testing.T) {
+	o := DefaultOptions(10 * time.Minute)
+	var st State
+	var f Forecast
+	for i := 0; i < 100; i++ {
+		f = Observe(&st, 10+0.01*float64(i)*15, t0.Add(time.Duration(i)*15*time.Second), o)
+	}
+	lifted, linear, most := f.Point-f.Level, f.Trend*o.Horizon.Seconds(), f.Trend*o.TrendTau.Seconds()
+	if f.Trend <= 0 || lifted > most+1e-9 || lifted < 0.5*most || lifted >= linear {
+		t.Errorf("trend %.4f/s lifts the point by %.2f over 10 min; want at most trend·τ = %.2f (linear would be %.2f)", f.Trend, lifted, most, linear)
+	}
+}
+
 func TestStateStaysBoundedAndSurvivesTheClockGoingBack(t *testing.T) {
 	o := DefaultOptions(3 * time.Minute)
 	var st State

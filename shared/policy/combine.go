@@ -85,6 +85,8 @@ func recommend(d *Decision, in Input, c Config, maxProp int, p *projection) int 
 	case maxProp <= avail:
 		d.because("proposals (max %d) are covered by the %d replicas already asked for (%d starting)", maxProp, avail, in.Starting)
 		return current
+	case c.ServiceModel:
+		return reactiveStep(d, in, c, maxProp)
 	case d.Signals == 1:
 		step := max(1, ceilInt(float64(avail)*c.ModerateFactor)-avail)
 		rec := min(maxProp, avail+step) + (current - avail)
@@ -96,4 +98,28 @@ func recommend(d *Decision, in Input, c Config, maxProp int, p *projection) int 
 		d.because("%d signals agree: decisive step to %d (largest proposal %d, cap +%d)", d.Signals, rec, maxProp, limit)
 		return rec
 	}
+}
+
+// reactiveStep is policy v2's step for signals over threshold: it is
+// taken from the ready pods, so the pods still starting count as the
+// previous step on its way. Over a startup longer than the up-cooldown a
+// step taken from the replicas asked for compounds while nothing has
+// arrived (26 → 39 → 59 → 64 pods in one 3-minute startup, held for the
+// whole hold afterwards); the plan sizes for the demand itself, and this
+// step only answers what the ready pods are showing.
+func reactiveStep(d *Decision, in Input, c Config, maxProp int) int {
+	ready := max(in.Ready, 1)
+	var step int
+	if d.Signals == 1 {
+		step = max(1, ceilInt(float64(ready)*c.ModerateFactor)-ready)
+	} else {
+		step = max(c.DecisiveMaxPods, ceilInt(float64(ready)*c.DecisiveMaxFraction))
+	}
+	rec := min(maxProp, ready+step+in.Stuck)
+	if rec <= in.Current {
+		d.because("%d signal(s) over threshold: a step from the %d ready pods (at most +%d) is covered by the %d asked for (%d starting)", d.Signals, ready, step, in.Current, in.Starting)
+		return in.Current
+	}
+	d.because("%d signal(s) over threshold: step to %d (largest proposal %d, at most +%d on the %d ready pods)", d.Signals, rec, maxProp, step, ready)
+	return rec
 }

@@ -48,7 +48,7 @@ func latency(in Input, c Config) Rule {
 	if waited := queueingMiss(in.Plan); waited != nil {
 		// A breach now is waiting that cost more than the whole miss
 		// budget (twice what the plan aims for).
-		return byWaiting(r, *waited, 2*in.Plan.Target, unread)
+		return byWaiting(r, *waited, 2*in.Plan.Target, unread, in.base())
 	}
 	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
 		r.Over, r.Proposal, r.Low = false, 0, true
@@ -63,8 +63,13 @@ func latency(in Input, c Config) Rule {
 // from the queue-time histogram. A breach that waiting did not cause
 // (long prompts, a slow model) is an alert, not a scale, and a latency
 // near the objective that waiting does not explain does not hold a
-// scale-down either.
-func byWaiting(r Rule, waited, target float64, unread bool) Rule {
+// scale-down either. A breach that waiting did cause asks for one pod
+// more than are ready: the TTFT p95 mixes prefill with waiting, so the
+// HPA-style ready × ratio says nothing about how many pods the waiting
+// needs (on long-prompt traffic it asked for 2× and the plan removed them
+// again 10 minutes later); the plan's headroom learns that from the same
+// misses, and the breach only makes sure the fleet grows meanwhile.
+func byWaiting(r Rule, waited, target float64, unread bool, base int) Rule {
 	caused := waited > target
 	switch {
 	case r.Over && !caused:
@@ -74,6 +79,9 @@ func byWaiting(r Rule, waited, target float64, unread bool) Rule {
 		r.Low = !unread
 	case !r.Over && !caused:
 		r.Low = r.Low || !unread
+	case r.Over && caused:
+		r.Proposal = min(r.Proposal, base+1)
+		r.Note += fmt.Sprintf(", waiting pushed %.2g%% of requests past it: one pod more", 100*waited)
 	}
 	return r
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -117,6 +118,23 @@ func TestLatencyBreachThatWaitingDidNotCauseIsAnAlert(t *testing.T) {
 	}
 }
 
+// TestLatencyBreachThatWaitingCausedAddsOnePod: TTFT p95 is a poor gauge
+// of how many pods waiting needs (it mixes prefill with queueing), so a
+// breach that waiting caused asks for one more pod and lets the plan's
+// headroom learn the rest, instead of the HPA-style ready × TTFT ratio.
+func TestLatencyBreachThatWaitingCausedAddsOnePod(t *testing.T) {
+	cfg := settings.Defaults()
+	v := fleet.View{Ready: 6, ArrivalRate: p(20), StartupSeconds: 60, TTFTP95: p(6), LatencyRequests: 300}
+	// Every request of the tick waited 2.5-5 s to be scheduled.
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 900, Buckets: []signal.Bucket{
+		{UpperBound: 1, Count: 0}, {UpperBound: 2.5, Count: 0}, {UpperBound: 5, Count: 300}}}
+	d := steady(t, state.New(), cfg, v, 6, 2)
+	lat := d.Rules[3]
+	if lat.Name != policy.RuleLatency || !lat.Over || lat.Proposal != 7 {
+		t.Errorf("latency rule %+v: a breach waiting caused proposes ready+1 = 7 (the ratio 3 would say 12)", lat)
+	}
+}
+
 // pods are n ready pods with no load.
 func pods(n int) []fleet.PodLoad {
 	out := make([]fleet.PodLoad, n)
@@ -124,4 +142,26 @@ func pods(n int) []fleet.PodLoad {
 		out[i] = fleet.PodLoad{Name: string(rune('a' + i)), Ready: true}
 	}
 	return out
+}
+
+// TestReactiveStepsCountThePodsStarting: the ready pods are overloaded and
+// nine pods are on their way. Signals over threshold step from the ready
+// pods, so while the nine are starting nothing is added on top of them;
+// once they are ready and the overload persists, the next step is taken
+// from all of them.
+func TestReactiveStepsCountThePodsStarting(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 64
+	over := func(ready, starting int) fleet.View {
+		return fleet.View{Ready: ready, Starting: starting, ArrivalRate: p(50), StartupSeconds: 180,
+			Waiting: 21.6 * float64(ready), Running: 256 * float64(ready), KVMean: p(0.9)}
+	}
+	d := policy.Decide(over(17, 9), state.New(), cfg, 26, t0)
+	if d.Signals < 2 || d.Target != 26 {
+		t.Errorf("17 ready + 9 starting, %d signals: target %d, want the 26 already asked for; reasons %q", d.Signals, d.Target, d.Reasons)
+	}
+	d = policy.Decide(over(26, 0), state.New(), cfg, 26, t0)
+	if d.Target != 26+13 {
+		t.Errorf("26 ready and still overloaded: target %d, want 26 + half of 26 = 39; reasons %q", d.Target, d.Reasons)
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/inferscale/inferscale/deploy/cpaconfig"
+	"github.com/inferscale/inferscale/internal/rbacgrant"
 	"github.com/inferscale/inferscale/shared/settings"
 )
 
@@ -366,30 +367,14 @@ func TestStrictDecodingRejectsTypos(t *testing.T) {
 }
 
 // permission is one (apiGroup, resource, verb, resourceName) grant.
-type permission struct{ group, resource, verb, name string }
+type permission = rbacgrant.Grant
 
-func granted(r *rbacv1.Role) (map[permission]bool, error) {
-	out := map[permission]bool{}
-	for _, rule := range r.Rules {
-		names := rule.ResourceNames
-		if len(names) == 0 {
-			names = []string{""}
-		}
-		for _, g := range rule.APIGroups {
-			for _, res := range rule.Resources {
-				for _, v := range rule.Verbs {
-					if g == "*" || res == "*" || v == "*" {
-						return nil, fmt.Errorf("wildcard in rule %+v", rule)
-					}
-					for _, n := range names {
-						out[permission{g, res, v, n}] = true
-					}
-				}
-			}
-		}
-	}
-	return out, nil
+// perm is the grant of verb on group/resource, of the object name ("" for all).
+func perm(group, resource, verb, name string) permission {
+	return permission{Group: group, Resource: resource, Verb: verb, Name: name}
 }
+
+func granted(r *rbacv1.Role) (map[permission]bool, error) { return rbacgrant.Of(r.Rules) }
 
 // needed is what inferscale's pod calls, given its CustomPodAutoscaler config: CPA GETs the target and its
 // /scale and PATCHes /scale, of that one object only; the target's pods are listed (by CPA in per-pod mode, by
@@ -404,27 +389,27 @@ func needed(t *testing.T, cr *customPodAutoscaler, ev settings.Evaluate) map[per
 	}
 	resource := strings.ToLower(ref.Kind) + "s"
 	out := map[permission]bool{
-		{group, resource, "get", ref.Name}:              true,
-		{group, resource + "/scale", "get", ref.Name}:   true,
-		{group, resource + "/scale", "patch", ref.Name}: true,
-		{"", "pods", "list", ""}:                        true,
+		perm(group, resource, "get", ref.Name):            true,
+		perm(group, resource+"/scale", "get", ref.Name):   true,
+		perm(group, resource+"/scale", "patch", ref.Name): true,
+		perm("", "pods", "list", ""):                      true,
 	}
 	if ev.Store.Backend == "configmap" {
-		out[permission{"", "configmaps", "create", ""}] = true
-		out[permission{"", "configmaps", "get", ev.Store.ConfigMap}] = true
-		out[permission{"", "configmaps", "update", ev.Store.ConfigMap}] = true
+		out[perm("", "configmaps", "create", "")] = true
+		out[perm("", "configmaps", "get", ev.Store.ConfigMap)] = true
+		out[perm("", "configmaps", "update", ev.Store.ConfigMap)] = true
 	}
 	// deletionCost: evaluate merge-patches controller.kubernetes.io/pod-deletion-cost onto the victims of a
 	// scale-down and patches it away from the previous ones (shared/decide/cluster.go); pod names change, so no
 	// resourceNames.
 	if ev.Policy.DeletionCost {
-		out[permission{"", "pods", "patch", ""}] = true
+		out[perm("", "pods", "patch", "")] = true
 	}
 	// events: the recorder creates an Event, patches its count on a repeat, and reads it when a create answers
 	// AlreadyExists because its memory was lost (shared/kube/events.go); Event names are hashes.
 	if ev.Cluster.Events {
 		for _, verb := range []string{"create", "patch", "get"} {
-			out[permission{"", "events", verb, ""}] = true
+			out[perm("", "events", verb, "")] = true
 		}
 	}
 	return out
@@ -498,19 +483,19 @@ func TestRBACCheckCatchesExtraAndMissingGrants(t *testing.T) {
 	cr := &customPodAutoscaler{}
 	cr.Spec.ScaleTargetRef = autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 	want := needed(t, cr, evaluateSettings(t, map[string]string{"stateBackend": "configmap", "stateConfigMap": "s"}))
-	if !want[permission{"", "configmaps", "update", "s"}] || want[permission{"", "configmaps", "update", ""}] {
+	if !want[perm("", "configmaps", "update", "s")] || want[perm("", "configmaps", "update", "")] {
 		t.Fatalf("needed() does not scope ConfigMap updates to the state ConfigMap: %v", want)
 	}
 	defaults := needed(t, cr, evaluateSettings(t, map[string]string{}))
-	if defaults[permission{"", "configmaps", "create", ""}] {
+	if defaults[perm("", "configmaps", "create", "")] {
 		t.Fatal("needed() asks for ConfigMaps with the file state backend")
 	}
-	if !defaults[permission{"apps", "deployments/scale", "patch", "x"}] || defaults[permission{"apps", "deployments/scale", "patch", ""}] {
+	if !defaults[perm("apps", "deployments/scale", "patch", "x")] || defaults[perm("apps", "deployments/scale", "patch", "")] {
 		t.Fatalf("needed() does not limit the target's /scale to its name: %v", defaults)
 	}
 	// deletionCost and events are on by default; off, their grants are not needed.
-	pods := permission{"", "pods", "patch", ""}
-	events := []permission{{"", "events", "create", ""}, {"", "events", "patch", ""}, {"", "events", "get", ""}}
+	pods := perm("", "pods", "patch", "")
+	events := []permission{perm("", "events", "create", ""), perm("", "events", "patch", ""), perm("", "events", "get", "")}
 	if !defaults[pods] {
 		t.Errorf("needed() lacks %+v with deletionCost on (the default)", pods)
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/inferscale/inferscale/internal/rbacgrant"
 )
 
 // apiCall is one request the API server's audit log recorded.
@@ -26,17 +28,11 @@ type apiCall struct {
 }
 
 // grant is the RBAC view of a call: what a Role rule must allow for it.
-type grant struct{ group, resource, verb, name string }
+type grant = rbacgrant.Grant
 
-func (g grant) String() string {
-	s := fmt.Sprintf("%s %s/%s", g.verb, orDefault(g.group, "core"), g.resource)
-	if g.name != "" {
-		s += " " + g.name
-	}
-	return s
+func (a apiCall) grant() grant {
+	return grant{Group: a.Group, Resource: a.Resource, Verb: a.Verb, Name: a.Name}
 }
-
-func (a apiCall) grant() grant { return grant{a.Group, a.Resource, a.Verb, a.Name} }
 
 // auditCalls reads the audit log (ResponseComplete events) of user since a time.
 func (c *cluster) auditCalls(user string, since time.Time) ([]apiCall, error) {

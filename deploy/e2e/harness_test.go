@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/inferscale/inferscale/internal/rbacgrant"
 	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/shared/state"
 	"github.com/inferscale/inferscale/shared/state/store"
@@ -543,21 +544,9 @@ func (d *deployment) roleGrants(t *testing.T) map[grant]bool {
 	if err := d.c.getJSON("/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/roles/"+autoscaler, &role); err != nil {
 		t.Fatal(err)
 	}
-	out := map[grant]bool{}
-	for _, r := range role.Rules {
-		names := r.ResourceNames
-		if len(names) == 0 {
-			names = []string{""}
-		}
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					for _, n := range names {
-						out[grant{g, res, v, n}] = true
-					}
-				}
-			}
-		}
+	out, err := rbacgrant.Of(role.Rules)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -587,9 +576,9 @@ func (d *deployment) checkLeastPrivilege(t *testing.T) map[grant]bool {
 	for _, c := range d.autoscalerCalls(t) {
 		g := c.grant()
 		if c.Verb == "list" || c.Verb == "create" || c.Verb == "watch" {
-			g.name = "" // RBAC matches these without a name
+			g.Name = "" // RBAC matches these without a name
 		}
-		if any := (grant{g.group, g.resource, g.verb, ""}); !granted[g] && granted[any] {
+		if any := (grant{Group: g.Group, Resource: g.Resource, Verb: g.Verb}); !granted[g] && granted[any] {
 			g = any // a rule without resourceNames (pods patch, events: their names are not known in advance)
 		}
 		used[g] = true

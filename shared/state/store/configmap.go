@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/inferscale/inferscale/shared/kube"
@@ -33,12 +32,10 @@ type ConfigMap struct {
 }
 
 type cmTxn struct {
-	s     ConfigMap
-	lock  Txn
-	cm    *kube.ConfigMap
-	st    *state.State
-	warn  error
-	saved bool
+	s    ConfigMap
+	lock Txn
+	cm   *kube.ConfigMap
+	loaded
 }
 
 // Begin reads the ConfigMap (absent: fresh state).
@@ -75,15 +72,8 @@ func (s ConfigMap) Begin(ctx context.Context) (Txn, error) {
 	return t, nil
 }
 
-func (t *cmTxn) State() *state.State { return t.st }
-func (t *cmTxn) Warning() error      { return t.warn }
-
 func (t *cmTxn) Save(ctx context.Context, st *state.State) error {
-	if t.saved {
-		return errors.New("state already saved in this transaction")
-	}
-	t.saved = true
-	b, err := state.Encode(st)
+	b, err := t.encodeOnce(st)
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,9 @@ type File struct {
 }
 
 type fileTxn struct {
-	path  string
-	lock  *os.File
-	st    *state.State
-	warn  error
-	saved bool
+	path string
+	lock *os.File
+	loaded
 }
 
 // Begin takes the lock (waiting for other holders) and reads the file.
@@ -117,15 +115,8 @@ func flock(ctx context.Context, f *os.File) error {
 	}
 }
 
-func (t *fileTxn) State() *state.State { return t.st }
-func (t *fileTxn) Warning() error      { return t.warn }
-
 func (t *fileTxn) Save(_ context.Context, st *state.State) error {
-	if t.saved {
-		return errors.New("state already saved in this transaction")
-	}
-	t.saved = true
-	b, err := state.Encode(st)
+	b, err := t.encodeOnce(st)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -23,6 +24,27 @@ type Txn interface {
 	Save(ctx context.Context, st *state.State) error
 	// Close releases the lock without writing if Save was not called.
 	Close() error
+}
+
+// loaded is what every stored transaction holds: the state it read, why a
+// stored one was discarded, and whether Save has run.
+type loaded struct {
+	st    *state.State
+	warn  error
+	saved bool
+}
+
+func (l *loaded) State() *state.State { return l.st }
+func (l *loaded) Warning() error      { return l.warn }
+
+// encodeOnce marks the transaction saved and encodes st; a second call is
+// an error.
+func (l *loaded) encodeOnce(st *state.State) ([]byte, error) {
+	if l.saved {
+		return nil, errors.New("state already saved in this transaction")
+	}
+	l.saved = true
+	return state.Encode(st)
 }
 
 // Store opens transactions on persisted state.

@@ -19,18 +19,11 @@ func scenario() []workload.Request {
 		Duration: 20 * time.Minute, BaseRate: 14, DiurnalAmplitude: 0.6, DiurnalPeriod: 40 * time.Minute, PeakAt: 20 * time.Minute,
 		Bursts: []workload.Burst{{At: 8 * time.Minute, Duration: 3 * time.Minute, Amplitude: 1.5}}, Seed: 3,
 	})
-	defer src.Close()
-	var reqs []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			panic(err)
-		}
-		if !ok {
-			return reqs
-		}
-		reqs = append(reqs, r)
+	reqs, err := workload.All(src)
+	if err != nil {
+		panic(err)
 	}
+	return reqs
 }
 
 func TestFastAndFaithfulModesDecideIdentically(t *testing.T) {

@@ -29,18 +29,11 @@ func fitWorkload(t *testing.T) []workload.Request {
 
 func collect(t *testing.T, src workload.Source) []workload.Request {
 	t.Helper()
-	defer src.Close()
-	var reqs []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return reqs
-		}
-		reqs = append(reqs, r)
+	reqs, err := workload.All(src)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return reqs
 }
 
 // engineTruth is what the engine's time model (engine.Model.Iteration)

@@ -20,18 +20,11 @@ func scenario(t *testing.T) []workload.Request {
 		Duration: 30 * time.Minute, BaseRate: 12, DiurnalAmplitude: 0.6, DiurnalPeriod: 30 * time.Minute, PeakAt: 15 * time.Minute,
 		Bursts: []workload.Burst{{At: 20 * time.Minute, Duration: 3 * time.Minute, Amplitude: 1.2}}, Seed: 11,
 	})
-	defer src.Close()
-	var reqs []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return reqs
-		}
-		reqs = append(reqs, r)
+	reqs, err := workload.All(src)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return reqs
 }
 
 func TestOracleNeverCostsMoreThanAPolicyMeetingTheSLO(t *testing.T) {

@@ -63,16 +63,9 @@ func Load(t Trace) ([]workload.Request, error) {
 		}
 		src = workload.Scale(src, tf, rf)
 	}
-	var reqs []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			return nil, fmt.Errorf("loading %s: %w", t.Spec, err)
-		}
-		if !ok {
-			break
-		}
-		reqs = append(reqs, r)
+	reqs, err := workload.All(src)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", t.Spec, err)
 	}
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("trace %s has no requests in the chosen window", t.Spec)

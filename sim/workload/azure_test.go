@@ -87,7 +87,7 @@ func TestAzureOutOfOrderBeyondWindow(t *testing.T) {
 	}
 	b.WriteString("2023-11-16 18:00:00.0000000,1,1\n")
 	p := writeTemp(t, "late.csv", b.String())
-	_, err := drainErr(mustOpenAzure(t, p))
+	_, err := All(mustOpenAzure(t, p))
 	wantErr(t, err, fmt.Sprintf("late.csv:%d:", DefaultReorderWindow+12), "out of order")
 }
 
@@ -109,7 +109,7 @@ func TestAzureBadInput(t *testing.T) {
 			if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := drainErr(mustOpenAzure(t, p))
+			_, err := All(mustOpenAzure(t, p))
 			wantErr(t, err, c.frags...)
 		})
 	}

@@ -56,7 +56,7 @@ func TestBurstGPTBadInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = drainErr(src)
+			_, err = All(src)
 			wantErr(t, err, c.frag)
 		})
 	}

@@ -24,31 +24,11 @@ func tracePath(t testing.TB, rel string) string {
 // drain reads src to the end, failing the test on an error, and closes it.
 func drain(t testing.TB, src Source) []Request {
 	t.Helper()
-	defer src.Close()
-	var out []Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			t.Fatalf("after %d requests: %v", len(out), err)
-		}
-		if !ok {
-			return out
-		}
-		out = append(out, r)
+	out, err := All(src)
+	if err != nil {
+		t.Fatalf("after %d requests: %v", len(out), err)
 	}
-}
-
-// drainErr reads src until it ends or fails, returning the error.
-func drainErr(src Source) ([]Request, error) {
-	defer src.Close()
-	var out []Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil || !ok {
-			return out, err
-		}
-		out = append(out, r)
-	}
+	return out
 }
 
 func writeTemp(t testing.TB, name, content string) string {

@@ -69,7 +69,7 @@ func TestMooncakeBadInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reqs, err := drainErr(src)
+			reqs, err := All(src)
 			wantErr(t, err, "bad.jsonl:2:", c.frag)
 			if len(reqs) != 0 {
 				// the first row is held in the reorder window, so nothing

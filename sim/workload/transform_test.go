@@ -77,7 +77,7 @@ func TestScale(t *testing.T) {
 		}
 	}
 	// Errors of the underlying source pass through.
-	if _, err := drainErr(Scale(FromRequests(seconds(2, 1)), 1, 1)); err == nil {
+	if _, err := All(Scale(FromRequests(seconds(2, 1)), 1, 1)); err == nil {
 		t.Error("out-of-order source: no error through Scale")
 	}
 }

@@ -26,6 +26,20 @@ type Source interface {
 	Close() error
 }
 
+// All reads src to its end and closes it. On an error it returns the
+// requests read before it with the error.
+func All(src Source) ([]Request, error) {
+	defer src.Close()
+	var out []Request
+	for {
+		r, ok, err := src.Next()
+		if err != nil || !ok {
+			return out, err
+		}
+		out = append(out, r)
+	}
+}
+
 // FromRequests replays reqs as a Source (tests, fixed scenarios). Requests
 // out of Arrival order make Next fail.
 func FromRequests(reqs []Request) Source { return &requestSlice{reqs: reqs} }

@@ -48,16 +48,9 @@ func recordedFleet(t *testing.T) ([]workload.Request, engine.Config, []byte) {
 	src := workload.Synthetic(workload.SyntheticOptions{Duration: 30 * time.Minute, BaseRate: 20, DiurnalAmplitude: 0.5,
 		DiurnalPeriod: 30 * time.Minute, PeakAt: 15 * time.Minute, Seed: 7,
 		Bursts: []workload.Burst{{At: 20 * time.Minute, Duration: 2 * time.Minute, Amplitude: 1}}})
-	var reqs []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		reqs = append(reqs, r)
+	reqs, err := workload.All(src)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cfg := engine.DefaultConfig()
 	cfg.MaxReplicas = 32

@@ -82,7 +82,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 			if c.rate != 1 || c.tf != 1 {
 				src = workload.Scale(src, c.tf, c.rate)
 			}
-			if reqs, err = drain(src); err != nil {
+			if reqs, err = workload.All(src); err != nil {
 				return err
 			}
 		}
@@ -143,19 +143,4 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 		fmt.Printf("picture: %s\n", *png)
 	}
 	return nil
-}
-
-func drain(src workload.Source) ([]workload.Request, error) {
-	defer src.Close()
-	var out []workload.Request
-	for {
-		r, ok, err := src.Next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		out = append(out, r)
-	}
 }

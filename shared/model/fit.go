@@ -48,14 +48,22 @@ func (f *Fit) ObserveStep(prior Params, s StepSample) bool {
 	}
 	k := f.stepFilter(prior)
 	pv := prior.vec()
-	q, lo, hi := make([]float64, 4), make([]float64, 4), make([]float64, 4)
-	for i, v := range pv {
-		q[i] = (stepDrift * v) * (stepDrift * v)
-		lo[i], hi[i] = v/stepRange, v*stepRange
-	}
+	q, lo, hi := stepBounds(pv)
 	x := []float64{1, s.PromptRate * s.ITL, s.Running, s.KV}
 	r := math.Pow(stepNoise*s.ITL, 2) + stepNoiseAbs*stepNoiseAbs
 	return k.Update(x, s.ITL, r, q, lo, hi, pv)
+}
+
+// stepBounds are the step fit's process noise (each coefficient drifts by
+// stepDrift of its prior per tick) and the box it is kept in (stepRange
+// either side of the prior).
+func stepBounds(prior []float64) (q, lo, hi []float64) {
+	q, lo, hi = make([]float64, len(prior)), make([]float64, len(prior)), make([]float64, len(prior))
+	for i, v := range prior {
+		q[i] = (stepDrift * v) * (stepDrift * v)
+		lo[i], hi[i] = v/stepRange, v*stepRange
+	}
+	return q, lo, hi
 }
 
 // Params is the fitted iteration-time model (the prior before any sample).
@@ -97,11 +105,7 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 	}
 	k := f.stepFilter(prior)
 	pv := prior.vec()
-	q, lo, hi := make([]float64, 4), make([]float64, 4), make([]float64, 4)
-	for i, v := range pv {
-		q[i] = (stepDrift * v) * (stepDrift * v)
-		lo[i], hi[i] = v/stepRange, v*stepRange
-	}
+	q, lo, hi := stepBounds(pv)
 	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
 	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
 	return k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv)

@@ -9,8 +9,8 @@ all: build
 
 ## build: the two CPA binaries (pure Go, static) into bin/
 build:
-	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/metric ./metric
-	$(GOFLAGS_STATIC) $(GO) build -trimpath -o $(BIN)/evaluate ./evaluate
+	$(GOFLAGS_STATIC) $(GO) build -trimpath -buildvcs=auto -o $(BIN)/metric ./metric
+	$(GOFLAGS_STATIC) $(GO) build -trimpath -buildvcs=auto -o $(BIN)/evaluate ./evaluate
 
 ## vet: gofmt, go vet and a tidy go.mod
 vet:

@@ -278,3 +278,57 @@ func BenchmarkProcess64Pods(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(peakKB)/1024, "peak-RSS-MB")
 }
+
+// --help and --version answer without reading stdin (CPA gives none of
+// them; a person at a terminal does), a stray argument exits 2, and the
+// decision-log line names the build.
+func TestFlagsAnswerWithoutReadingStdin(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"--help"}, 0, "usage: evaluate < input.json"},
+		{[]string{"--version"}, 0, "evaluate "},
+		{[]string{"input.json"}, 2, ""},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		r, w, err := os.Pipe() // a stdin that never ends: reading it would hang
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdin = r
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("evaluate %v read stdin instead of answering", tc.args)
+		}
+		w.Close()
+		r.Close()
+		if code := cmd.ProcessState.ExitCode(); code != tc.code {
+			t.Errorf("evaluate %v: exit %d, want %d (%v, stderr %q)", tc.args, code, tc.code, err, e.String())
+		}
+		if !strings.Contains(o.String(), tc.stdout) {
+			t.Errorf("evaluate %v: stdout %q, want %q", tc.args, o.String(), tc.stdout)
+		}
+	}
+	in, err := os.ReadFile("../examples/evaluate/input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, _, err := run(t, in, "stateFile="+filepath.Join(t.TempDir(), "s.json"), "INFERSCALE_NOW=2026-11-29T21:00:05Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, `"build":"`) {
+		t.Errorf("the decision-log line does not name the build: %q", stderr)
+	}
+}

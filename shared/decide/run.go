@@ -30,7 +30,12 @@ type Process struct {
 	Stderr io.Writer
 	// Lookup reads the environment (os.LookupEnv).
 	Lookup settings.LookupFunc
-	Log    *slog.Logger
+	// Environ lists the environment (os.Environ) to find misspelt
+	// settings; nil: not checked.
+	Environ func() []string
+	// Version is the binary's build version, for the decision log.
+	Version string
+	Log     *slog.Logger
 
 	// api stands in for the in-cluster API (tests); nil: connect.
 	api *cluster
@@ -105,6 +110,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	if w := txn.Warning(); w != nil {
 		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
 	}
+	warnNearMisses(p, &d)
 	mode, answer := cfg.Cluster.Mode, d.Target
 	if mode == decisionlog.Advisory {
 		// Decide and remember as usual, but leave the replicas alone.
@@ -112,7 +118,9 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		rec.Decided.Advisory = &state.AdvisoryTick{At: rec.At, Current: d.Current, Target: d.Target}
 	}
 	if p.Stderr != nil {
-		if err := decisionlog.Write(p.Stderr, DecisionLine(d, now, mode, cfg.Policy.TTFTSLO)); err != nil {
+		line := DecisionLine(d, now, mode, cfg.Policy.TTFTSLO)
+		line.Build = p.Version
+		if err := decisionlog.Write(p.Stderr, line); err != nil {
 			p.Log.Warn("decision line not written", "err", err)
 		}
 	}
@@ -184,4 +192,20 @@ func OpenStore(s settings.Store, lookup settings.LookupFunc) (store.Store, error
 		return store.ConfigMap{API: c, Namespace: ns, Name: s.ConfigMap, LockPath: s.File}, nil
 	}
 	return store.File{Path: s.File}, nil
+}
+
+// ReasonUnknownSetting is the Warning Event of a setting that no stage
+// reads but that is a near miss of one that does (settings.NearMisses).
+const ReasonUnknownSetting = "UnknownSetting"
+
+// warnNearMisses reports each misspelt setting once a tick on stderr and
+// as a Warning; it never changes the decision.
+func warnNearMisses(p Process, d *policy.Decision) {
+	if p.Environ == nil {
+		return
+	}
+	for _, m := range settings.NearMisses(p.Environ()) {
+		p.Log.Warn("unknown setting ignored", "name", m.Name, "didYouMean", m.Key)
+		d.Warn(ReasonUnknownSetting, fmt.Sprintf("setting %s is not read by inferscale (did you mean %s?); it was ignored", m.Name, m.Key))
+	}
 }

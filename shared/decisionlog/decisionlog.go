@@ -52,6 +52,9 @@ type Line struct {
 	Capacity   *Capacity `json:"capacity,omitempty"`
 	// Victims are the pods a scale-down would remove first (drain-aware).
 	Victims []string `json:"victims,omitempty"`
+	// Build is the version of the evaluate binary that wrote the line
+	// (empty: not known, e.g. the simulator's fast mode).
+	Build string `json:"build,omitempty"`
 }
 
 // Rule is one rule's reading.

@@ -55,7 +55,11 @@ type EvaluateInput struct {
 type EvaluateOutput struct {
 	TargetReplicas int32 `json:"targetReplicas"`
 	// Explanation fields, for people and logs.
-	CurrentReplicas int32    `json:"currentReplicas"`
+	CurrentReplicas int32 `json:"currentReplicas"`
+	// Mode is "active", or "advisory" when targetReplicas is the current
+	// count and AdvisedReplicas (and the reasons) what would have been done.
+	Mode            string   `json:"mode"`
+	AdvisedReplicas *int32   `json:"advisedReplicas,omitempty"`
 	Reasons         []string `json:"reasons,omitempty"`
 	Alerts          []string `json:"alerts,omitempty"`
 	// Victims are the pods evaluate marked for removal (pod-deletion-cost)

@@ -172,6 +172,19 @@ func TestAdvisoryModeDecidesButLeavesTheReplicasAlone(t *testing.T) {
 		b, _ := json.Marshal(o.Decision)
 		_ = json.Unmarshal(b, &d)
 		would = would || d.Target < 4
+		// The output says it is advice: its mode, what it would have
+		// asked for, and every reason marked.
+		if o.Mode != decisionlog.Advisory || o.AdvisedReplicas == nil || int(*o.AdvisedReplicas) != d.Target {
+			t.Fatalf("advisory output not marked as advice: mode %q advised %v, decided %d", o.Mode, o.AdvisedReplicas, d.Target)
+		}
+		for _, r := range o.Reasons {
+			if !strings.HasPrefix(r, AdvicePrefix) {
+				t.Fatalf("advisory reason not marked as advice: %q", r)
+			}
+		}
+	}
+	if active, _ := runTicks(t, nil, &cluster{pods: &fakeCluster{patches: map[string]*string{}}, log: quietLog()}, 1, t.TempDir()); active[0].Mode != decisionlog.Active || active[0].AdvisedReplicas != nil {
+		t.Errorf("active output: mode %q advised %v", active[0].Mode, active[0].AdvisedReplicas)
 	}
 	if !would {
 		t.Fatal("the advisory decisions never wanted fewer pods on an idle fleet")

@@ -124,8 +124,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 			p.Log.Warn("decision line not written", "err", err)
 		}
 	}
-	out, err := json.Marshal(cpa.EvaluateOutput{TargetReplicas: int32(answer), CurrentReplicas: int32(d.Current),
-		Reasons: d.Reasons, Alerts: d.Alerts, Victims: d.Victims, Decision: d})
+	out, err := json.Marshal(output(d, mode, answer))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}
@@ -208,4 +207,26 @@ func warnNearMisses(p Process, d *policy.Decision) {
 		p.Log.Warn("unknown setting ignored", "name", m.Name, "didYouMean", m.Key)
 		d.Warn(ReasonUnknownSetting, fmt.Sprintf("setting %s is not read by inferscale (did you mean %s?); it was ignored", m.Name, m.Key))
 	}
+}
+
+// AdvicePrefix starts every reason of advisory mode's output, whose
+// targetReplicas is the current count: the reasons say what would have
+// been done.
+const AdvicePrefix = "advice, not applied: "
+
+// output is what stdout gets: in advisory mode the answer is the current
+// count, advisedReplicas the decided target and each reason marked as
+// advice.
+func output(d policy.Decision, mode string, answer int) cpa.EvaluateOutput {
+	o := cpa.EvaluateOutput{TargetReplicas: int32(answer), CurrentReplicas: int32(d.Current), Mode: mode,
+		Reasons: d.Reasons, Alerts: d.Alerts, Victims: d.Victims, Decision: d}
+	if mode == decisionlog.Advisory {
+		advised := int32(d.Target)
+		o.AdvisedReplicas = &advised
+		o.Reasons = make([]string, len(d.Reasons))
+		for i, r := range d.Reasons {
+			o.Reasons[i] = AdvicePrefix + r
+		}
+	}
+	return o
 }

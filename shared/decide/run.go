@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/clock"
@@ -123,7 +124,10 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
 		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
-		s.Record(rec)
+		if trim := s.Record(rec); trim.Began {
+			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",
+				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
+		}
 		if err := txn.Save(ctx, s); err != nil {
 			return nil, fmt.Errorf("saving state: %w", err)
 		}

@@ -281,3 +281,15 @@ func TestScrapeGoingBackwardsResetsThePodBaseline(t *testing.T) {
 		t.Fatalf("next scrape: p95 %v requests %g unread %v", v.TTFTP95, v.LatencyRequests, v.LatencyUnread)
 	}
 }
+
+// N1 (issue 15): a baseline the state coarsened to fit its byte budget
+// still forms a delta with the next, finer reading (exact at the bounds
+// kept), so the pods' latency stays read.
+func TestHistDeltaAgainstACoarsenedBaseline(t *testing.T) {
+	before := hist(1, 2, 3, 4, 5, 5)
+	coarse := state.HistOf(before).Coarsen(2).Signal() // bounds 0.5 and 5
+	d, ok := histDelta(hist(2, 4, 6, 8, 10, 10), coarse)
+	if !ok || len(d.Buckets) != 2 || d.Buckets[0] != (signal.Bucket{UpperBound: 0.5, Count: 2}) || d.Buckets[1] != (signal.Bucket{UpperBound: 5, Count: 5}) || d.Count != 5 {
+		t.Fatalf("delta %+v ok %v, want 2 at 0.5 and 5 at 5", d, ok)
+	}
+}

@@ -18,7 +18,13 @@ func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 		return copyHist(cur), true
 	}
 	if len(cur.Buckets) != len(prev.Buckets) {
-		return signal.Histogram{}, false
+		// A baseline the state coarsened (state.Hist.Coarsen) keeps some
+		// of cur's bounds: the delta is exact at those.
+		proj, ok := project(cur, prev)
+		if !ok {
+			return signal.Histogram{}, false
+		}
+		cur = &proj
 	}
 	d.Buckets = make([]signal.Bucket, len(cur.Buckets))
 	for i, b := range cur.Buckets {
@@ -34,6 +40,24 @@ func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 	d.Count = cur.Count - prev.Count
 	d.Sum = cur.Sum - prev.Sum
 	return d, true
+}
+
+// project reads cur at prev's bounds when every one of them is one of
+// cur's (ok false otherwise).
+func project(cur, prev *signal.Histogram) (signal.Histogram, bool) {
+	out := signal.Histogram{Sum: cur.Sum, Count: cur.Count, Buckets: make([]signal.Bucket, 0, len(prev.Buckets))}
+	j := 0
+	for _, p := range prev.Buckets {
+		for j < len(cur.Buckets) && cur.Buckets[j].UpperBound != p.UpperBound {
+			j++
+		}
+		if j == len(cur.Buckets) {
+			return signal.Histogram{}, false
+		}
+		out.Buckets = append(out.Buckets, cur.Buckets[j])
+		j++
+	}
+	return out, true
 }
 
 func copyHist(h *signal.Histogram) signal.Histogram {

@@ -65,11 +65,13 @@ type Decided struct {
 }
 
 // Record stores one tick in s. It is the only function that changes a
-// state.
-func (s *State) Record(t Tick) {
+// state. The state it leaves always encodes within MaxStateBytes: what
+// it had to shed for that is returned (see Trim).
+func (s *State) Record(t Tick) Trim {
 	s.Version = Version
 	s.recordObserved(t.At, t.Observed)
 	s.recordDecided(t.At, t.Decided)
+	return s.fit()
 }
 
 func (s *State) recordObserved(at time.Time, o Observed) {
@@ -84,7 +86,6 @@ func (s *State) recordObserved(at time.Time, o Observed) {
 		}
 	}
 	s.forgetPods(at.Add(-PodForgetAfter))
-	s.capPods()
 	if len(o.Startups) > 0 {
 		s.Startups = WithStartups(s.Startups, o.Startups...)
 	}
@@ -160,54 +161,6 @@ func (s *State) forgetPods(cutoff time.Time) {
 		}
 	}
 	s.Pods = kept
-}
-
-// capPods keeps at most MaxPods pods and podBytes of their encoding, the
-// most recently seen first.
-func (s *State) capPods() {
-	if len(s.Pods) <= MaxPods && podsBound(s.Pods) <= podBytes {
-		return
-	}
-	order := make([]int, len(s.Pods))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return s.Pods[order[a]].SeenAt.After(s.Pods[order[b]].SeenAt) })
-	keep := make([]bool, len(s.Pods))
-	used := 0
-	for n, i := range order {
-		b, err := json.Marshal(&s.Pods[i])
-		if n >= MaxPods || err != nil || used+len(b)+1 > podBytes {
-			continue
-		}
-		used += len(b) + 1
-		keep[i] = true
-	}
-	kept := s.Pods[:0]
-	for i, p := range s.Pods {
-		if keep[i] {
-			kept = append(kept, p)
-		}
-	}
-	s.Pods = kept
-}
-
-// podsBound is an upper bound of the pods' encoded size, cheap enough for
-// every tick: a name escapes to at most 6 bytes a byte, a number is at
-// most 24 bytes.
-func podsBound(ps []PodCounters) int {
-	n := 0
-	for _, p := range ps {
-		n += 256 + 6*len(p.Name) + histBound(p.TTFT) + histBound(p.E2E)
-	}
-	return n
-}
-
-func histBound(h *Hist) int {
-	if h == nil {
-		return 0
-	}
-	return 100 + 25*(len(h.LE)+len(h.C))
 }
 
 // addRecommendation appends a recommendation and drops those older than

@@ -56,7 +56,11 @@ func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries
 			"autoscaling disabled: spec.replicas is 0 and minReplicas is %d (CPA does not scale such a target); holding, state untouched", cfg.MinReplicas)}}, state.Tick{}, false
 	}
 	d := policy.Decide(view, st, cfg, currentReplicas, now)
-	return d, state.Tick{At: now, Observed: seen, Decided: d.Memory(cfg)}, true
+	mem := d.Memory(cfg)
+	if err := encodable(d); err != nil {
+		d, mem = held(d, cfg, err)
+	}
+	return d, state.Tick{At: now, Observed: seen, Decided: mem}, true
 }
 
 // Disabled reports whether CPA has autoscaling of the target switched off:

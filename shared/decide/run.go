@@ -101,10 +101,16 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		p.Log.Warn("state discarded", "err", w)
 	}
 	s := txn.State()
+	if len(s.Repairs) > 0 {
+		p.Log.Warn("state values out of range: those parts start fresh", "reset", strings.Join(s.Repairs, "; "))
+	}
 	marked := append([]string(nil), s.Marked...)
 	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
 	if w := txn.Warning(); w != nil {
 		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
+	}
+	if len(s.Repairs) > 0 {
+		d.Warn(policy.WarnStateReset, "state values out of range were reset: "+strings.Join(s.Repairs, "; "))
 	}
 	mode, answer := cfg.Cluster.Mode, d.Target
 	if mode == decisionlog.Advisory {

@@ -293,3 +293,33 @@ func TestHistDeltaAgainstACoarsenedBaseline(t *testing.T) {
 		t.Fatalf("delta %+v ok %v, want 2 at 0.5 and 5 at 5", d, ok)
 	}
 }
+
+// N2 (issue 15): readings within the schema's ranges whose deltas no
+// server makes — a prompt-length sum that grows by 1e19 over ten requests,
+// a request counter that jumps by 1e14 in 15 s — are not read: one pod's
+// report cannot size the fleet alone. The rate is unknown, not huge.
+func TestImplausibleDeltasAreNotRead(t *testing.T) {
+	opt := Options{StaleAfter: time.Minute}
+	st := state.New()
+	pod := func(at time.Time, reqs, promptCount, promptSum float64) signal.Pod {
+		p := readyPod("a", at, 0, 1, reqs, nil)
+		p.PromptLength = &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 1024, Count: promptCount}}, Count: promptCount, Sum: promptSum}
+		return p
+	}
+	tick(Input{Reports: []*signal.Report{report(pod(t0, 100, 1e12, 1e12))}}, st, opt, t0)
+	at := t0.Add(15 * time.Second)
+	v := tick(Input{Reports: []*signal.Report{report(pod(at, 1e14, 1e12+10, 1e19))}}, st, opt, at)
+	if v.ArrivalRate != nil || v.Throughput != nil {
+		t.Errorf("arrival %v, throughput %v from a counter jump of 1e14 in 15 s: want unknown", deref(v.ArrivalRate), deref(v.Throughput))
+	}
+	if v.Service.Prompts.Count != 0 || len(v.Service.Pods) != 1 || v.Service.Pods[0].PromptMean != 0 {
+		t.Errorf("prompt delta read: %+v", v.Service.Prompts)
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}

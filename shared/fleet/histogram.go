@@ -9,7 +9,8 @@ import (
 // histDelta returns cur minus prev bucket by bucket. When the histogram was
 // reset (any count went down) or prev is absent, cur itself is the delta
 // (everything it counts happened since the reset). ok is false when the
-// bucket layouts differ and no delta can be formed.
+// bucket layouts differ and no delta can be formed, or when the delta's
+// mean observation is one no server makes (plausibleDelta).
 func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 	if cur == nil {
 		return signal.Histogram{}, false
@@ -39,7 +40,7 @@ func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 	}
 	d.Count = cur.Count - prev.Count
 	d.Sum = cur.Sum - prev.Sum
-	return d, true
+	return d, plausibleDelta(d)
 }
 
 // project reads cur at prev's bounds when every one of them is one of

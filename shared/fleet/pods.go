@@ -234,7 +234,8 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 		if dt < 5 || dt > 600 {
 			return 0, 0, false
 		}
-		return (*p.RequestsTotal + inflight) / dt, *p.RequestsTotal / dt, true
+		a, f := (*p.RequestsTotal+inflight)/dt, *p.RequestsTotal/dt
+		return a, f, plausibleRate(a, maxPodRPS)
 	}
 	dt := p.ScrapeTime.Sub(prev.ScrapeTime).Seconds()
 	if dt <= 0 {
@@ -244,8 +245,11 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 	if df < 0 { // counter reset: the server restarted
 		df = *p.RequestsTotal
 	}
-	a := (df + inflight - *prev.InFlight) / dt
-	return math.Max(0, a), df / dt, true
+	a := math.Max(0, (df+inflight-*prev.InFlight)/dt)
+	if !plausibleRate(a, maxPodRPS) || !plausibleRate(df/dt, maxPodRPS) {
+		return 0, 0, false // a counter jump no server makes: the rate is unknown
+	}
+	return a, df / dt, true
 }
 
 // load is a ready pod's load as it reported it.

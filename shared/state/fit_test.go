@@ -14,7 +14,7 @@ func fullHist(seed int) *state.Hist {
 	h := &state.Hist{Sum: 1.2345678901234567e15 + float64(seed), Count: 7.6543210987654321e14}
 	for i := 0; i < state.MaxHistogramBuckets; i++ {
 		h.LE = append(h.LE, 1.2345678901234567e-3*float64(i+1)+float64(seed)*1e-17)
-		h.C = append(h.C, 1.2345678901234567e13*float64(i+1))
+		h.C = append(h.C, 5.4321098765432109e12*float64(i+1))
 	}
 	return h
 }
@@ -25,10 +25,10 @@ func fullPods(n int, at time.Time) []state.PodCounters {
 	var pods []state.PodCounters
 	for i := 0; i < n; i++ {
 		pods = append(pods, state.PodCounters{Name: fmt.Sprintf("vllm-7f9c8d6b5-%05d", i), ScrapeTime: at, SeenAt: at,
-			RequestsTotal: signalF(1.2345678901234567e15), InFlight: signalF(12),
+			RequestsTotal: signalF(1.2345678901234567e14), InFlight: signalF(12),
 			TTFT: fullHist(i), E2E: fullHist(i + 1),
 			Service: &state.ServiceCounters{ITLSum: 1.2345678901234567e9, ITLCount: 9.876543210987654e8,
-				PromptTokens: signalF(1.2345678901234567e15), OutputTokens: signalF(2.2345678901234567e15),
+				PromptTokens: signalF(1.2345678901234567e14), OutputTokens: signalF(2.2345678901234567e14),
 				Queue: fullHist(i + 2), Prompts: fullHist(i + 3), Outputs: fullHist(i + 4)}})
 	}
 	return pods

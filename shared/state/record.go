@@ -53,8 +53,11 @@ type Decided struct {
 	// predictive floor.
 	Need int
 	// Service is policy v2's next memory (nil: unchanged). One that fails
-	// Check is not stored: the previous one is kept.
-	Service *Service
+	// Check is not stored, and the service memory starts fresh (the one
+	// it was computed from gave a number out of range); so it does with
+	// ResetService.
+	Service      *Service
+	ResetService bool
 	// Marked are the pods marked for deletion this tick (empty: none).
 	Marked []string
 	// Events is the event recorder's memory after this tick (nil:
@@ -81,7 +84,7 @@ func (s *State) recordObserved(at time.Time, o Observed) {
 		}
 	}
 	for _, c := range o.Pods {
-		if len(c.Name) <= MaxPodName {
+		if len(c.Name) <= MaxPodName && c.valid() {
 			s.putPod(c)
 		}
 	}
@@ -89,17 +92,19 @@ func (s *State) recordObserved(at time.Time, o Observed) {
 	if len(o.Startups) > 0 {
 		s.Startups = WithStartups(s.Startups, o.Startups...)
 	}
-	if o.GPUUtilEWMA != nil {
+	// A number out of range is not kept (the value before it stays, or
+	// none): it would make every later tick's arithmetic non-finite.
+	if o.GPUUtilEWMA != nil && inRangePtr(o.GPUUtilEWMA) {
 		s.GPUUtilEWMA = ptr(*o.GPUUtilEWMA)
 	}
-	if o.PodCapacityRPS != nil {
+	if o.PodCapacityRPS != nil && inRangePtr(o.PodCapacityRPS) {
 		s.PodCapacityRPS = ptr(*o.PodCapacityRPS)
 	}
 	s.LastQueue = nil
-	if o.Queue != nil {
+	if o.Queue != nil && inRangePtr(o.Queue) {
 		s.LastQueue = ptr(*o.Queue)
 	}
-	if o.Rate != nil {
+	if o.Rate != nil && inRange(o.Rate.RPS) && o.Rate.RPS >= 0 {
 		s.Rates = WithRate(s.Rates, *o.Rate, o.RateKeep)
 	}
 }
@@ -132,9 +137,16 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 		s.Marked = append([]string(nil), d.Marked[:min(len(d.Marked), MaxPods)]...)
 		sort.Strings(s.Marked)
 	}
-	if d.Service != nil && d.Service.Check() == nil {
+	switch {
+	case d.ResetService:
+		s.Service = nil
+	case d.Service != nil && d.Service.Check() == nil:
 		next := d.Service.Clone()
 		s.Service = &next
+	case d.Service != nil:
+		// The next memory holds a number out of range: what it was
+		// computed from is no base either, start fresh.
+		s.Service = nil
 	}
 }
 

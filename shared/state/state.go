@@ -99,6 +99,9 @@ type State struct {
 	// Trimmed is true when the last Record had to shed detail to fit
 	// MaxStateBytes (so the next one says so only when it begins again).
 	Trimmed bool `json:"trimmed,omitempty"`
+	// Repairs names the components Decode reset because they held a
+	// number out of range (not persisted: the caller says so once).
+	Repairs []string `json:"-"`
 }
 
 // AdvisoryTick is one advisory decision: the replicas there were and the

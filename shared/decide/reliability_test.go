@@ -162,3 +162,111 @@ func TestANonFiniteDecisionIsHeldNotFailed(t *testing.T) {
 		t.Fatalf("target %d, %v", next.Target, err)
 	}
 }
+
+// idleEntries are n ready, nearly idle pods at now (tick i's counters),
+// the fleet of idleInput as Step takes it.
+func idleEntries(n int, now time.Time, i int) []Entry {
+	created := now.Add(-2 * time.Hour)
+	ready := created.Add(70 * time.Second)
+	var out []Entry
+	for p := 0; p < n; p++ {
+		total := float64(10*i + p)
+		h := &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 0.5, Count: total}, {UpperBound: 2.5, Count: total}}, Count: total, Sum: total * 0.1}
+		pod := signal.Pod{Name: "vllm-" + string(rune('a'+p)), Namespace: "inference", Phase: "Running", Ready: true,
+			CreatedAt: &created, ReadyAt: &ready, StartupSeconds: signal.F(70), AgeSeconds: signal.F(7200), ScrapeTime: now, Server: "vllm",
+			Waiting: signal.F(0), Running: signal.F(float64(p)), KVCacheUsage: signal.F(0.01 * float64(p)),
+			RequestsTotal: signal.F(total), TTFT: h, QueueTime: h}
+		out = append(out, Entry{Resource: pod.Name, Report: &signal.Report{Version: signal.Version, ScrapeTime: now, Pods: []signal.Pod{pod}}})
+	}
+	return out
+}
+
+// firstScaleDown replays the idle 4-pod fleet (held at 4) until its clean
+// decision is a scale-down and returns that tick's index.
+func firstScaleDown(t *testing.T, cfg policy.Config, t0 time.Time) int {
+	t.Helper()
+	st := state.New()
+	for i := 0; i < 200; i++ {
+		now := t0.Add(time.Duration(i) * 15 * time.Second)
+		if d := Step(cfg, st, 4, idleEntries(4, now, i), now); d.Target < 4 {
+			return i
+		}
+	}
+	t.Fatal("the idle fleet never scaled down")
+	return 0
+}
+
+// N11 (issue 15): replaying the ticks whose clean decision was a
+// scale-down with one fault injected still scaled down: a pod absent from
+// metrics[], a scrape time an hour ahead, a counter reset, an hours-old pod
+// turning not-ready (taken as stuck at once). Each is unknown now: the
+// tick holds.
+func TestFaultyTicksNeverScaleDown(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	faults := map[string]func(es []Entry, now time.Time) []Entry{
+		"clean":                     func(es []Entry, _ time.Time) []Entry { return es },
+		"pod absent from metrics[]": func(es []Entry, _ time.Time) []Entry { return es[1:] },
+		"scrape an hour ahead": func(es []Entry, now time.Time) []Entry {
+			es[2].Report.Pods[0].ScrapeTime = now.Add(time.Hour)
+			return es
+		},
+		"counter reset": func(es []Entry, _ time.Time) []Entry {
+			p := &es[3].Report.Pods[0]
+			p.RequestsTotal = signal.F(1)
+			p.TTFT = &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 0.5, Count: 1}, {UpperBound: 2.5, Count: 1}}, Count: 1, Sum: 0.1}
+			p.QueueTime = p.TTFT
+			return es
+		},
+		"old pod turns not-ready": func(es []Entry, _ time.Time) []Entry {
+			p := &es[3].Report.Pods[0]
+			p.Ready, p.ReadyAt, p.Waiting, p.Running, p.KVCacheUsage = false, nil, nil, nil, nil
+			return es
+		},
+	}
+	for _, v2 := range []bool{true, false} {
+		cfg := settings.Defaults()
+		cfg.ServiceModel = v2
+		k := firstScaleDown(t, cfg, t0)
+		for name, fault := range faults {
+			st := state.New()
+			for i := 0; i < k; i++ {
+				now := t0.Add(time.Duration(i) * 15 * time.Second)
+				Step(cfg, st, 4, idleEntries(4, now, i), now)
+			}
+			now := t0.Add(time.Duration(k) * 15 * time.Second)
+			d := Step(cfg, st, 4, fault(idleEntries(4, now, k), now), now)
+			if name == "clean" {
+				if d.Target >= 4 {
+					t.Fatalf("v2 %v: the clean replay did not scale down at tick %d", v2, k)
+				}
+				continue
+			}
+			if d.Target < 4 {
+				t.Errorf("v2 %v, %s: scaled down 4 -> %d; reasons %q", v2, name, d.Target, d.Reasons)
+			}
+		}
+	}
+}
+
+// N9 (issue 15): after at least one scaleDownHold with no ticks (the CPA
+// pod down, the state kept) the first tick scaled down in one step on one
+// reading (18 -> 3 after a 615 s gap). A gap counts as unknown, as a fresh
+// state does: no scale-down until the hold is seen again.
+func TestAGapOfAHoldCountsAsAFreshState(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, v2 := range []bool{true, false} {
+		cfg := settings.Defaults()
+		cfg.ServiceModel = v2
+		k := firstScaleDown(t, cfg, t0)
+		st := state.New()
+		for i := 0; i < k-1; i++ {
+			now := t0.Add(time.Duration(i) * 15 * time.Second)
+			Step(cfg, st, 4, idleEntries(4, now, i), now)
+		}
+		gap := max(cfg.ScaleDownHold, cfg.DownStabilization) + 15*time.Second
+		now := t0.Add(time.Duration(k-2)*15*time.Second + gap)
+		if d := Step(cfg, st, 4, idleEntries(4, now, k), now); d.Target < 4 {
+			t.Errorf("v2 %v: the first tick after a %s gap scaled down 4 -> %d; reasons %q", v2, gap, d.Target, d.Reasons)
+		}
+	}
+}

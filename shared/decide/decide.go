@@ -42,7 +42,7 @@ func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries
 	// Times are kept without monotonic readings and in UTC so that a state
 	// that went through JSON gives the same results.
 	now = now.Round(0).UTC()
-	in := fleet.Input{}
+	in := fleet.Input{Replicas: currentReplicas}
 	for _, e := range entries {
 		if e.Report == nil {
 			in.Missing = append(in.Missing, e.Resource)
@@ -55,8 +55,16 @@ func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries
 		return policy.Decision{Fleet: view, Reasons: []string{fmt.Sprintf(
 			"autoscaling disabled: spec.replicas is 0 and minReplicas is %d (CPA does not scale such a target); holding, state untouched", cfg.MinReplicas)}}, state.Tick{}, false
 	}
-	d := policy.Decide(view, st, cfg, currentReplicas, now)
-	return d, state.Tick{At: now, Observed: seen, Decided: d.Memory(cfg)}, true
+	basis, gap := afterGap(cfg, st, now)
+	d := policy.Decide(view, basis, cfg, currentReplicas, now)
+	if gap != "" {
+		d.Reasons = append(d.Reasons, gap)
+	}
+	mem := d.Memory(cfg)
+	if err := encodable(d); err != nil {
+		d, mem = held(d, cfg, err)
+	}
+	return d, state.Tick{At: now, Observed: seen, Decided: mem}, true
 }
 
 // Disabled reports whether CPA has autoscaling of the target switched off:

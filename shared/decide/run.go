@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/clock"
@@ -105,10 +106,16 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		p.Log.Warn("state discarded", "err", w)
 	}
 	s := txn.State()
+	if len(s.Repairs) > 0 {
+		p.Log.Warn("state values out of range: those parts start fresh", "reset", strings.Join(s.Repairs, "; "))
+	}
 	marked := append([]string(nil), s.Marked...)
 	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
 	if w := txn.Warning(); w != nil {
 		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
+	}
+	if len(s.Repairs) > 0 {
+		d.Warn(policy.WarnStateReset, "state values out of range were reset: "+strings.Join(s.Repairs, "; "))
 	}
 	warnNearMisses(p, &d)
 	mode, answer := cfg.Cluster.Mode, d.Target
@@ -130,7 +137,10 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
 		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
-		s.Record(rec)
+		if trim := s.Record(rec); trim.Began {
+			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",
+				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
+		}
 		if err := txn.Save(ctx, s); err != nil {
 			return nil, fmt.Errorf("saving state: %w", err)
 		}

@@ -43,6 +43,10 @@ type Input struct {
 	Reports []*signal.Report
 	// Missing names the metric results that were empty or undecodable.
 	Missing []string
+	// Replicas is the target's spec.replicas (0: unknown). Pods it
+	// should have that no report accounts for are missing: CPA left
+	// them out of metrics[], so their load is unknown.
+	Replicas int
 }
 
 // View is the fleet as one tick sees it. Optional readings are nil when no
@@ -157,6 +161,7 @@ func Aggregate(in Input, prev *state.State, opt Options, now time.Time) (View, s
 	for _, f := range fleets {
 		applyFleet(&a.v, f, opt.StaleAfter)
 	}
+	a.unaccounted(in, len(fleets) > 0)
 	if len(fleets) > 0 && a.rateN == 0 && a.v.ArrivalRate != nil {
 		// Per-resource mode: the source's own rate feeds the trend.
 		a.addRate(*a.v.ArrivalRate)
@@ -219,4 +224,29 @@ func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 		v.Missing++
 		v.MissingNames = append(v.MissingNames, "fleet(stale)")
 	}
+	for _, gap := range fleetGaps(f) {
+		v.Missing++
+		v.MissingNames = append(v.MissingNames, "fleet("+gap+")")
+	}
+}
+
+// fleetGaps names the readings a Prometheus fleet report left out without
+// an error: a freshness that cannot be told, no KV cache reading, no TTFT
+// quantiles although requests finished (or without saying how many did).
+// Each is unknown, never low.
+func fleetGaps(f *signal.Fleet) []string {
+	if f.Source != "prometheus" {
+		return nil
+	}
+	var gaps []string
+	if f.StalenessSeconds == nil {
+		gaps = append(gaps, "staleness unknown")
+	}
+	if f.KVCacheMean == nil {
+		gaps = append(gaps, "no KV reading")
+	}
+	if len(f.TTFTQuantiles) == 0 && (f.TTFTRequests == nil || *f.TTFTRequests > 0) {
+		gaps = append(gaps, "no TTFT reading")
+	}
+	return gaps
 }

@@ -9,7 +9,8 @@ import (
 // histDelta returns cur minus prev bucket by bucket. When the histogram was
 // reset (any count went down) or prev is absent, cur itself is the delta
 // (everything it counts happened since the reset). ok is false when the
-// bucket layouts differ and no delta can be formed.
+// bucket layouts differ and no delta can be formed, or when the delta's
+// mean observation is one no server makes (plausibleDelta).
 func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 	if cur == nil {
 		return signal.Histogram{}, false
@@ -18,7 +19,13 @@ func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 		return copyHist(cur), true
 	}
 	if len(cur.Buckets) != len(prev.Buckets) {
-		return signal.Histogram{}, false
+		// A baseline the state coarsened (state.Hist.Coarsen) keeps some
+		// of cur's bounds: the delta is exact at those.
+		proj, ok := project(cur, prev)
+		if !ok {
+			return signal.Histogram{}, false
+		}
+		cur = &proj
 	}
 	d.Buckets = make([]signal.Bucket, len(cur.Buckets))
 	for i, b := range cur.Buckets {
@@ -33,7 +40,25 @@ func histDelta(cur, prev *signal.Histogram) (d signal.Histogram, ok bool) {
 	}
 	d.Count = cur.Count - prev.Count
 	d.Sum = cur.Sum - prev.Sum
-	return d, true
+	return d, plausibleDelta(d)
+}
+
+// project reads cur at prev's bounds when every one of them is one of
+// cur's (ok false otherwise).
+func project(cur, prev *signal.Histogram) (signal.Histogram, bool) {
+	out := signal.Histogram{Sum: cur.Sum, Count: cur.Count, Buckets: make([]signal.Bucket, 0, len(prev.Buckets))}
+	j := 0
+	for _, p := range prev.Buckets {
+		for j < len(cur.Buckets) && cur.Buckets[j].UpperBound != p.UpperBound {
+			j++
+		}
+		if j == len(cur.Buckets) {
+			return signal.Histogram{}, false
+		}
+		out.Buckets = append(out.Buckets, cur.Buckets[j])
+		j++
+	}
+	return out, true
 }
 
 func copyHist(h *signal.Histogram) signal.Histogram {

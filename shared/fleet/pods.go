@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -47,9 +48,16 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 		return
 	case !p.Ready:
 		a.v.Pods = append(a.v.Pods, PodLoad{Name: p.Name, Outstanding: -1, KV: -1})
-		if a.opt.StuckAfter > 0 && p.AgeSeconds != nil && *p.AgeSeconds > a.opt.StuckAfter.Seconds() {
+		switch {
+		case a.prev.Pod(p.Name) != nil:
+			// It served recently (its counters are kept): a pod that
+			// turned not-ready is restarting or overloaded, not stuck,
+			// and its load is unknown.
+			a.v.Starting++
+			a.missing = append(a.missing, p.Name+"(not ready after serving)")
+		case a.opt.StuckAfter > 0 && p.AgeSeconds != nil && *p.AgeSeconds > a.opt.StuckAfter.Seconds():
 			a.v.Stuck++
-		} else {
+		default:
 			a.v.Starting++
 		}
 		return
@@ -59,7 +67,7 @@ func (a *aggregation) pod(p *signal.Pod, lifecycleOnly bool) {
 	if lifecycleOnly && p.Waiting == nil {
 		return
 	}
-	if p.Error != "" || p.Waiting == nil || stale(p, a.now, a.opt.StaleAfter) {
+	if p.Error != "" || p.Waiting == nil || stale(p, a.now, a.opt.StaleAfter) || ahead(p, a.now, a.opt.StaleAfter) {
 		a.missing = append(a.missing, p.Name)
 		if a.wasServing(p) {
 			a.v.Unreported++
@@ -99,6 +107,11 @@ func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 		// the state was written under a clock that ran ahead. The stored
 		// counters are no baseline; this scrape starts a new one.
 		prev = nil
+	}
+	if prev != nil && reset(p, prev) {
+		// The server restarted since its last scrape: what it served
+		// before the restart is lost, so its rate reads low. Unknown.
+		a.missing = append(a.missing, p.Name+"(counter reset)")
 	}
 	a.latency(p, prev)
 	a.service(p, prev)
@@ -206,6 +219,12 @@ func stale(p *signal.Pod, now time.Time, after time.Duration) bool {
 	return now.Sub(p.ScrapeTime) > after
 }
 
+// ahead reports a scrape dated further in the future than a scrape may
+// lag (the metric pod's clock, or a forged report): no reading of now.
+func ahead(p *signal.Pod, now time.Time, after time.Duration) bool {
+	return after > 0 && !p.ScrapeTime.IsZero() && p.ScrapeTime.Sub(now) > after
+}
+
 func recentlyReady(p *signal.Pod, within time.Duration) bool {
 	return p.ReadyAt != nil && p.ScrapeTime.Sub(*p.ReadyAt) <= within
 }
@@ -234,7 +253,8 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 		if dt < 5 || dt > 600 {
 			return 0, 0, false
 		}
-		return (*p.RequestsTotal + inflight) / dt, *p.RequestsTotal / dt, true
+		a, f := (*p.RequestsTotal+inflight)/dt, *p.RequestsTotal/dt
+		return a, f, plausibleRate(a, maxPodRPS)
 	}
 	dt := p.ScrapeTime.Sub(prev.ScrapeTime).Seconds()
 	if dt <= 0 {
@@ -244,8 +264,11 @@ func podRates(p *signal.Pod, prev *state.PodCounters, inflight float64) (arrival
 	if df < 0 { // counter reset: the server restarted
 		df = *p.RequestsTotal
 	}
-	a := (df + inflight - *prev.InFlight) / dt
-	return math.Max(0, a), df / dt, true
+	a := math.Max(0, (df+inflight-*prev.InFlight)/dt)
+	if !plausibleRate(a, maxPodRPS) || !plausibleRate(df/dt, maxPodRPS) {
+		return 0, 0, false // a counter jump no server makes: the rate is unknown
+	}
+	return a, df / dt, true
 }
 
 // load is a ready pod's load as it reported it.
@@ -261,4 +284,32 @@ func load(p *signal.Pod) PodLoad {
 		l.KV = *p.KVCacheUsage
 	}
 	return l
+}
+
+// reset reports whether a counter of p went down since prev.
+func reset(p *signal.Pod, prev *state.PodCounters) bool {
+	down := func(cur, before *float64) bool { return cur != nil && before != nil && *cur < *before }
+	if down(p.RequestsTotal, prev.RequestsTotal) {
+		return true
+	}
+	if p.TTFT != nil && prev.TTFT != nil && p.TTFT.Count < prev.TTFT.Count {
+		return true
+	}
+	if c := prev.Service; c != nil {
+		return down(p.PromptTokensTotal, c.PromptTokens) || down(p.GenerationTokensTotal, c.OutputTokens)
+	}
+	return false
+}
+
+// unaccounted counts as missing the pods spec.replicas says the target
+// has that no metric result accounts for (a fleet report without its pod
+// list is accounted for by its own counts).
+func (a *aggregation) unaccounted(in Input, fleetReport bool) {
+	accounted := len(a.seen) + len(in.Missing)
+	if in.Replicas <= accounted || fleetReport && len(a.seen) == 0 {
+		return
+	}
+	n := in.Replicas - accounted
+	a.v.Missing += n
+	a.v.MissingNames = append(a.v.MissingNames, fmt.Sprintf("%d pod(s) absent from metrics[]", n))
 }

@@ -86,7 +86,9 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	}
 	if p.InterToken != nil && p.InterToken.Count > before.ITLCount {
 		n := p.InterToken.Count - before.ITLCount
-		ps.ITL, ps.ITLCount = (p.InterToken.Sum-before.ITLSum)/n, n
+		if d := (signal.Histogram{Sum: p.InterToken.Sum - before.ITLSum, Count: n}); plausibleDelta(d) {
+			ps.ITL, ps.ITLCount = d.Sum/n, n
+		}
 	}
 	if r, ok := counterRate(p.PromptTokensTotal, before.PromptTokens, dt); ok {
 		ps.PromptRate = r
@@ -131,5 +133,6 @@ func counterRate(cur, before *float64, dt float64) (float64, bool) {
 	if d < 0 {
 		d = *cur
 	}
-	return math.Max(0, d/dt), true
+	r := math.Max(0, d/dt)
+	return r, plausibleRate(r, maxPodTokenRate)
 }

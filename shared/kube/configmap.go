@@ -41,7 +41,7 @@ func configMapPath(ns, name string) string {
 // GetConfigMap reads ns/name (RBAC: get configmaps). A missing one gives an
 // error for which IsNotFound is true.
 func (c *Client) GetConfigMap(ctx context.Context, ns, name string) (*ConfigMap, error) {
-	b, err := c.Do(ctx, http.MethodGet, configMapPath(ns, name), "", nil)
+	b, err := c.do(ctx, http.MethodGet, configMapPath(ns, name), "", nil, MaxConfigMapResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("getting configmap %s/%s: %w", ns, name, err)
 	}
@@ -55,7 +55,7 @@ func (c *Client) CreateConfigMap(ctx context.Context, cm *ConfigMap) (*ConfigMap
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.Do(ctx, http.MethodPost, configMapPath(cm.Namespace, ""), "application/json", body)
+	b, err := c.do(ctx, http.MethodPost, configMapPath(cm.Namespace, ""), "application/json", body, MaxConfigMapResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("creating configmap %s/%s: %w", cm.Namespace, cm.Name, err)
 	}
@@ -69,7 +69,7 @@ func (c *Client) UpdateConfigMap(ctx context.Context, cm *ConfigMap) (*ConfigMap
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.Do(ctx, http.MethodPut, configMapPath(cm.Namespace, cm.Name), "application/json", body)
+	b, err := c.do(ctx, http.MethodPut, configMapPath(cm.Namespace, cm.Name), "application/json", body, MaxConfigMapResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("updating configmap %s/%s: %w", cm.Namespace, cm.Name, err)
 	}

@@ -25,8 +25,18 @@ import (
 // DefaultServiceAccountDir is where Kubernetes mounts the pod's token and CA.
 const DefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// MaxResponseBytes bounds any API response read.
-const MaxResponseBytes = 64 << 20
+// Each API answer is read up to what its call needs, so that a huge or
+// hostile answer costs an error, not the CPA pod's memory (256 Mi):
+//   - MaxResponseBytes: an Event, a pod PATCH's answer (one object);
+//   - MaxConfigMapResponseBytes: a ConfigMap (1 MiB of data at most, JSON
+//     escaping can double it, and its metadata);
+//   - MaxPodListResponseBytes: a target's pod list (hundreds of pods of
+//     tens of KiB each).
+const (
+	MaxResponseBytes          = 1 << 20
+	MaxConfigMapResponseBytes = 3 << 20
+	MaxPodListResponseBytes   = 24 << 20
+)
 
 // ErrNotInCluster is returned when the in-cluster environment is absent.
 var ErrNotInCluster = errors.New("not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set")
@@ -69,7 +79,17 @@ func New(base, tokenFile string, roots *x509.CertPool, timeout time.Duration, na
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		MaxIdleConnsPerHost: 4,
 	}
-	return &Client{base: strings.TrimRight(base, "/"), tokenFile: tokenFile, http: &http.Client{Transport: tr, Timeout: timeout}, Namespace: namespace}
+	hc := &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: refuseRedirect}
+	return &Client{base: strings.TrimRight(base, "/"), tokenFile: tokenFile, http: hc, Namespace: namespace}
+}
+
+// refuseRedirect follows no redirect: the API server never sends one, Go
+// would forward the bearer token to another port or scheme of the same
+// host, and a 307/308 would replay a PATCH elsewhere. A redirect is an
+// error naming where it pointed.
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	return fmt.Errorf("kubernetes API redirected %s to %s: not followed (the service-account token goes to the API server only)",
+		via[len(via)-1].URL.Redacted(), req.URL.Redacted())
 }
 
 // StatusError is a non-2xx API answer.
@@ -95,8 +115,13 @@ func IsConflict(err error) bool {
 }
 
 // Do sends one request to path (e.g. /api/v1/namespaces/ns/pods) and returns
-// the body of a 2xx answer.
+// the body of a 2xx answer of at most MaxResponseBytes.
 func (c *Client) Do(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+	return c.do(ctx, method, path, contentType, body, MaxResponseBytes)
+}
+
+// do is Do reading at most limit bytes of the answer.
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, limit int64) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -121,12 +146,12 @@ func (c *Client) Do(ctx context.Context, method, path, contentType string, body 
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading body: %w", method, path, err)
 	}
-	if len(b) > MaxResponseBytes {
-		return nil, fmt.Errorf("%s %s: response larger than %d bytes", method, path, MaxResponseBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s %s: answer larger than %d bytes, the most this call needs; not read further", method, path, limit)
 	}
 	if resp.StatusCode/100 != 2 {
 		msg := strings.TrimSpace(string(b))

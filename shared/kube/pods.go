@@ -96,7 +96,7 @@ func (c *Client) ListPods(ctx context.Context, namespace, selector string) ([][]
 		return nil, errors.New("listing pods: empty namespace")
 	}
 	path := "/api/v1/namespaces/" + url.PathEscape(namespace) + "/pods?labelSelector=" + url.QueryEscape(selector)
-	b, err := c.Do(ctx, "GET", path, "", nil)
+	b, err := c.do(ctx, http.MethodGet, path, "", nil, MaxPodListResponseBytes)
 	if err != nil {
 		return nil, fmt.Errorf("listing pods of %s (%s): %w", namespace, selector, err)
 	}

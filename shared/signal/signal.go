@@ -187,8 +187,9 @@ func checkVersion(value string) error {
 }
 
 // Validate rejects reports no honest source produces: NaN or infinite
-// values, negative gauges or counters, fractions above 1 (with a little
-// slack for rounding), and histograms that are not cumulative.
+// values, values beyond the ranges below (MaxCount, MaxRequests, ...),
+// negative gauges or counters, fractions above 1 (with a little slack for
+// rounding), and histograms that are not cumulative.
 func (r *Report) Validate() error {
 	if r.Version != Version {
 		return fmt.Errorf("signal report version %d is not supported (this build reads %d)", r.Version, Version)
@@ -211,7 +212,26 @@ func (r *Report) Validate() error {
 
 const fractionSlack = 1.0001
 
-func checkCount(name string, v *float64) error {
+// The ranges an honest server stays in: a finite value beyond them (a
+// waiting count of 1e308, a prompt-length sum of 1e19) would overflow the
+// fleet's sums or size the fleet on its own, so it is no reading.
+const (
+	// MaxCount bounds every counter, histogram count and sum, and time.
+	MaxCount = 1e15
+	// MaxRequests bounds a pod's waiting and running requests.
+	MaxRequests = 1e6
+	// MaxFleetRequests bounds the fleet's waiting and running sums and
+	// its arrival rate (requests/s).
+	MaxFleetRequests = 1e9
+	// MaxPerObservation bounds a histogram's mean observation: 1e7 tokens
+	// (the longest context windows) or seconds (115 days).
+	MaxPerObservation = 1e7
+)
+
+func checkCount(name string, v *float64) error { return checkRange(name, v, MaxCount) }
+
+// checkRange rejects a value that is not finite, negative or above limit.
+func checkRange(name string, v *float64, limit float64) error {
 	if v == nil {
 		return nil
 	}
@@ -220,6 +240,9 @@ func checkCount(name string, v *float64) error {
 	}
 	if *v < 0 {
 		return fmt.Errorf("%s is negative (%g)", name, *v)
+	}
+	if *v > limit {
+		return fmt.Errorf("%s is %g, above the %g an honest source reports", name, *v, limit)
 	}
 	return nil
 }
@@ -238,10 +261,16 @@ func (p *Pod) validate() error {
 	if p.Name == "" {
 		return errors.New("missing name")
 	}
+	if err := checkRange("waiting", p.Waiting, MaxRequests); err != nil {
+		return err
+	}
+	if err := checkRange("running", p.Running, MaxRequests); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		n string
 		v *float64
-	}{{"waiting", p.Waiting}, {"running", p.Running}, {"startupSeconds", p.StartupSeconds},
+	}{{"startupSeconds", p.StartupSeconds},
 		{"ageSeconds", p.AgeSeconds}, {"requestsTotal", p.RequestsTotal},
 		{"promptTokensTotal", p.PromptTokensTotal}, {"generationTokensTotal", p.GenerationTokensTotal},
 		{"preemptionsTotal", p.PreemptionsTotal}} {
@@ -272,6 +301,9 @@ func (p *Pod) validate() error {
 	return nil
 }
 
+// Validate checks one histogram as Validate checks a report's.
+func (h *Histogram) Validate() error { return h.validate() }
+
 func (h *Histogram) validate() error {
 	if h == nil {
 		return nil
@@ -282,10 +314,13 @@ func (h *Histogram) validate() error {
 	if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
 		return errors.New("sum is not a finite number")
 	}
+	if math.Abs(h.Sum) > MaxPerObservation*math.Max(h.Count, 1) {
+		return fmt.Errorf("sum %g over %g observations is above %g each", h.Sum, h.Count, MaxPerObservation)
+	}
 	prevLe, prevC := math.Inf(-1), 0.0
 	for i, b := range h.Buckets {
-		if math.IsNaN(b.UpperBound) || math.IsInf(b.UpperBound, 0) {
-			return fmt.Errorf("bucket %d: bound is not finite (the +Inf bucket is Count)", i)
+		if math.IsNaN(b.UpperBound) || math.IsInf(b.UpperBound, 0) || math.Abs(b.UpperBound) > MaxCount {
+			return fmt.Errorf("bucket %d: bound is not finite or out of range (the +Inf bucket is Count)", i)
 		}
 		if err := checkCount("bucket count", &b.Count); err != nil {
 			return fmt.Errorf("bucket %d: %w", i, err)
@@ -308,7 +343,15 @@ func (f *Fleet) validate() error {
 	for _, c := range []struct {
 		n string
 		v *float64
-	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}, {"stalenessSeconds", f.StalenessSeconds}, {"ttftRequests", f.TTFTRequests}} {
+	}{{"waiting", f.Waiting}, {"running", f.Running}, {"arrivalRate", f.ArrivalRate}} {
+		if err := checkRange(c.n, c.v, MaxFleetRequests); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		n string
+		v *float64
+	}{{"stalenessSeconds", f.StalenessSeconds}, {"ttftRequests", f.TTFTRequests}} {
 		if err := checkCount(c.n, c.v); err != nil {
 			return err
 		}
@@ -332,7 +375,7 @@ func (f *Fleet) validate() error {
 	for name, m := range map[string]map[string]float64{"ttftQuantiles": f.TTFTQuantiles, "e2eQuantiles": f.E2EQuantiles} {
 		for q, v := range m {
 			v := v
-			if err := checkCount(name+"["+q+"]", &v); err != nil {
+			if err := checkRange(name+"["+q+"]", &v, MaxPerObservation); err != nil {
 				return err
 			}
 		}

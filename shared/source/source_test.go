@@ -235,6 +235,30 @@ func TestInvalidReadingsAreRejectedPerPod(t *testing.T) {
 	}
 }
 
+// N2 (issue 15): a page reporting a huge but finite value (waiting 1e308,
+// a prompt-length sum of 1e19 over ten requests) poisoned the fleet's sums
+// or sent it to maxReplicas. Such a reading is out of the schema's range:
+// the pod's readings are rejected (it counts as missing, never as low).
+func TestHugeFiniteReadingsAreRejectedPerPod(t *testing.T) {
+	for name, page := range map[string]string{
+		"waiting 1e308": "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 1e308\n",
+		"prompt sum 1e19": "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 2\n" +
+			"# TYPE vllm:request_prompt_tokens histogram\nvllm:request_prompt_tokens_bucket{le=\"1024\"} 10\n" +
+			"vllm:request_prompt_tokens_bucket{le=\"+Inf\"} 10\nvllm:request_prompt_tokens_sum 1e19\nvllm:request_prompt_tokens_count 10\n",
+		"requests 1e300": "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 2\n" +
+			"# TYPE vllm:request_success counter\nvllm:request_success_total{finished_reason=\"stop\"} 1e300\n",
+	} {
+		port := serve(t, "/metrics", "text/plain", []byte(page))
+		p, err := collector(t, port, "/metrics").Pod(context.Background(), podJSON("127.0.0.1"), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Error, "readings rejected") || p.Waiting != nil || p.PromptLength != nil || p.RequestsTotal != nil {
+			t.Errorf("%s: pod = %+v, want its readings rejected", name, p)
+		}
+	}
+}
+
 func TestNamedPortAndMalformedPod(t *testing.T) {
 	port := serve(t, "/metrics", "text/plain", []byte("llamacpp:requests_processing 2\n"))
 	c := collector(t, 1, "/metrics")

@@ -27,7 +27,9 @@ func Encode(st *State) ([]byte, error) {
 
 // Decode parses a state document strictly: one JSON object of this schema
 // version, no unknown field, no trailing data, the invariants the policy
-// relies on. Any problem is an error; callers start fresh and warn.
+// relies on. Any problem is an error; callers start fresh and warn. A
+// component holding a number out of range (sanitize) is reset on its own
+// and named in Repairs: the rest of the state is kept.
 func Decode(b []byte) (*State, error) {
 	if len(b) > MaxStateBytes {
 		return nil, fmt.Errorf("state is %d bytes, above the %d-byte limit", len(b), MaxStateBytes)
@@ -52,6 +54,7 @@ func Decode(b []byte) (*State, error) {
 	if err := st.check(); err != nil {
 		return nil, err
 	}
+	st.Repairs = st.sanitize()
 	return st, nil
 }
 
@@ -114,11 +117,6 @@ func (s *State) check() error {
 	}
 	if len(s.Marked) > MaxPods || !sort.StringsAreSorted(s.Marked) {
 		return errors.New("state marked pods are too many or not sorted")
-	}
-	if s.Service != nil {
-		if err := s.Service.Check(); err != nil {
-			return err
-		}
 	}
 	if len(s.Startups) > MaxStartups || len(s.Rates) > MaxRates || len(s.Recommendations) > MaxRecommendations || len(s.HourlyPeaks) > MaxHourlyPeaks {
 		return errors.New("state history is longer than this build keeps")

@@ -53,8 +53,11 @@ type Decided struct {
 	// predictive floor.
 	Need int
 	// Service is policy v2's next memory (nil: unchanged). One that fails
-	// Check is not stored: the previous one is kept.
-	Service *Service
+	// Check is not stored, and the service memory starts fresh (the one
+	// it was computed from gave a number out of range); so it does with
+	// ResetService.
+	Service      *Service
+	ResetService bool
 	// Marked are the pods marked for deletion this tick (empty: none).
 	Marked []string
 	// Events is the event recorder's memory after this tick (nil:
@@ -65,11 +68,13 @@ type Decided struct {
 }
 
 // Record stores one tick in s. It is the only function that changes a
-// state.
-func (s *State) Record(t Tick) {
+// state. The state it leaves always encodes within MaxStateBytes: what
+// it had to shed for that is returned (see Trim).
+func (s *State) Record(t Tick) Trim {
 	s.Version = Version
 	s.recordObserved(t.At, t.Observed)
 	s.recordDecided(t.At, t.Decided)
+	return s.fit()
 }
 
 func (s *State) recordObserved(at time.Time, o Observed) {
@@ -79,26 +84,27 @@ func (s *State) recordObserved(at time.Time, o Observed) {
 		}
 	}
 	for _, c := range o.Pods {
-		if len(c.Name) <= MaxPodName {
+		if len(c.Name) <= MaxPodName && c.valid() {
 			s.putPod(c)
 		}
 	}
 	s.forgetPods(at.Add(-PodForgetAfter))
-	s.capPods()
 	if len(o.Startups) > 0 {
 		s.Startups = WithStartups(s.Startups, o.Startups...)
 	}
-	if o.GPUUtilEWMA != nil {
+	// A number out of range is not kept (the value before it stays, or
+	// none): it would make every later tick's arithmetic non-finite.
+	if o.GPUUtilEWMA != nil && inRangePtr(o.GPUUtilEWMA) {
 		s.GPUUtilEWMA = ptr(*o.GPUUtilEWMA)
 	}
-	if o.PodCapacityRPS != nil {
+	if o.PodCapacityRPS != nil && inRangePtr(o.PodCapacityRPS) {
 		s.PodCapacityRPS = ptr(*o.PodCapacityRPS)
 	}
 	s.LastQueue = nil
-	if o.Queue != nil {
+	if o.Queue != nil && inRangePtr(o.Queue) {
 		s.LastQueue = ptr(*o.Queue)
 	}
-	if o.Rate != nil {
+	if o.Rate != nil && inRange(o.Rate.RPS) && o.Rate.RPS >= 0 {
 		s.Rates = WithRate(s.Rates, *o.Rate, o.RateKeep)
 	}
 }
@@ -131,9 +137,16 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 		s.Marked = append([]string(nil), d.Marked[:min(len(d.Marked), MaxPods)]...)
 		sort.Strings(s.Marked)
 	}
-	if d.Service != nil && d.Service.Check() == nil {
+	switch {
+	case d.ResetService:
+		s.Service = nil
+	case d.Service != nil && d.Service.Check() == nil:
 		next := d.Service.Clone()
 		s.Service = &next
+	case d.Service != nil:
+		// The next memory holds a number out of range: what it was
+		// computed from is no base either, start fresh.
+		s.Service = nil
 	}
 }
 
@@ -160,54 +173,6 @@ func (s *State) forgetPods(cutoff time.Time) {
 		}
 	}
 	s.Pods = kept
-}
-
-// capPods keeps at most MaxPods pods and podBytes of their encoding, the
-// most recently seen first.
-func (s *State) capPods() {
-	if len(s.Pods) <= MaxPods && podsBound(s.Pods) <= podBytes {
-		return
-	}
-	order := make([]int, len(s.Pods))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return s.Pods[order[a]].SeenAt.After(s.Pods[order[b]].SeenAt) })
-	keep := make([]bool, len(s.Pods))
-	used := 0
-	for n, i := range order {
-		b, err := json.Marshal(&s.Pods[i])
-		if n >= MaxPods || err != nil || used+len(b)+1 > podBytes {
-			continue
-		}
-		used += len(b) + 1
-		keep[i] = true
-	}
-	kept := s.Pods[:0]
-	for i, p := range s.Pods {
-		if keep[i] {
-			kept = append(kept, p)
-		}
-	}
-	s.Pods = kept
-}
-
-// podsBound is an upper bound of the pods' encoded size, cheap enough for
-// every tick: a name escapes to at most 6 bytes a byte, a number is at
-// most 24 bytes.
-func podsBound(ps []PodCounters) int {
-	n := 0
-	for _, p := range ps {
-		n += 256 + 6*len(p.Name) + histBound(p.TTFT) + histBound(p.E2E)
-	}
-	return n
-}
-
-func histBound(h *Hist) int {
-	if h == nil {
-		return 0
-	}
-	return 100 + 25*(len(h.LE)+len(h.C))
 }
 
 // addRecommendation appends a recommendation and drops those older than

@@ -2,7 +2,6 @@ package state
 
 import (
 	"errors"
-	"math"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/forecast"
@@ -60,7 +59,8 @@ const (
 )
 
 // Check rejects a service memory that is out of bounds or holds a number
-// that is not finite (JSON has none, but a state may be damaged).
+// that is not finite or beyond MaxValue (JSON has no NaN but holds 1e308,
+// and a state may be damaged).
 func (s *Service) Check() error {
 	switch {
 	case len(s.Forecast.Scores) > MaxForecastScores || len(s.Forecast.Pending) > MaxForecastPending ||
@@ -69,16 +69,23 @@ func (s *Service) Check() error {
 	case len(s.Prompts.LE) != len(s.Prompts.C):
 		return errors.New("state prompt lengths have unequal bounds and counts")
 	case !s.finite():
-		return errors.New("state service memory holds a number that is not finite")
+		return errors.New("state service memory holds a number that is not finite or out of range")
+	}
+	for _, n := range s.Needs {
+		if n.Pods < 0 || n.Pods > MaxReplicas {
+			return errors.New("state service memory holds a need out of range")
+		}
 	}
 	return nil
 }
 
+// finite reports whether every number is finite and within MaxValue.
 func (s *Service) finite() bool {
 	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
 		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta}
 	vals = append(vals, s.Forecast.Scores...)
 	vals = append(vals, s.Prompts.C...)
+	vals = append(vals, s.Prompts.LE...)
 	vals = append(vals, s.Fit.Step.Theta...)
 	for _, row := range s.Fit.Step.Cov {
 		vals = append(vals, row...)
@@ -86,10 +93,5 @@ func (s *Service) finite() bool {
 	for _, p := range s.Forecast.Pending {
 		vals = append(vals, p.Forecast, p.Upper, p.Peak)
 	}
-	for _, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
+	return inRange(vals...)
 }

@@ -30,12 +30,11 @@ const (
 	MaxRecommendations = 1024
 	MaxRates           = 64
 	MaxHourlyPeaks     = 24 * 8
-	// MaxPods and podBytes bound the per-pod counters, the only part that
-	// grows with the fleet: beyond them the least recently seen pods are
-	// not kept (they are measured from their next scrape on). The rest of
-	// the state fits in the other 128 KiB whatever it holds.
-	MaxPods  = 512
-	podBytes = MaxStateBytes - 128<<10
+	// MaxPods bounds the per-pod counters, the part that grows with the
+	// fleet: beyond it the least recently seen pods are not kept (they are
+	// measured from their next scrape on). Record sheds what the next
+	// scrapes rebuild until the whole state fits MaxStateBytes (see Trim).
+	MaxPods = 512
 	// MaxPodName is the longest pod name kept (Kubernetes names are at most 253 bytes).
 	MaxPodName = 253
 	// MaxHistogramBuckets is the most buckets a kept histogram has; a
@@ -97,6 +96,12 @@ type State struct {
 	// Advisory is the decision history of advisory mode, oldest first, at
 	// most MaxAdvisory ticks: what inferscale would have asked for.
 	Advisory []AdvisoryTick `json:"advisory,omitempty"`
+	// Trimmed is true when the last Record had to shed detail to fit
+	// MaxStateBytes (so the next one says so only when it begins again).
+	Trimmed bool `json:"trimmed,omitempty"`
+	// Repairs names the components Decode reset because they held a
+	// number out of range (not persisted: the caller says so once).
+	Repairs []string `json:"-"`
 }
 
 // AdvisoryTick is one advisory decision: the replicas there were and the

@@ -129,11 +129,19 @@ func NewAPI(o Options) (promv1.API, error) {
 		rt = bearer{token: strings.TrimSpace(string(tok)), next: rt}
 	}
 	rt = boundedBody{next: rt, max: o.MaxResponseBytes}
-	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	hc := &http.Client{Transport: rt, CheckRedirect: refuseRedirect}
+	c, err := api.NewClient(api.Config{Address: o.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %q: %w", o.URL, err)
 	}
 	return promv1.NewAPI(c), nil
+}
+
+// refuseRedirect follows no redirect: the bearer token would go with the
+// query to wherever the answer points.
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	return fmt.Errorf("prometheus redirected %s to %s: not followed (the bearer token goes to -prometheus only); give the address that answers",
+		via[0].URL.Redacted(), req.URL.Redacted())
 }
 
 type bearer struct {

@@ -198,6 +198,44 @@ func TestResponsesAreBoundedInSize(t *testing.T) {
 	}
 }
 
+// N4 (issue 15): simulate history -bearer-token-file sent the token to
+// wherever Prometheus redirected. No redirect is followed: the fetch
+// fails naming it, and the other server sees nothing.
+func TestRedirectIsNotFollowedWithTheToken(t *testing.T) {
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer other.Close()
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+r.URL.RequestURI(), code)
+		}))
+		tok := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := opts()
+		o.URL, o.BearerTokenFile = srv.URL, tok
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		api, err := NewAPI(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Fetch(context.Background(), api, o); err == nil || !strings.Contains(err.Error(), "redirected") {
+			t.Errorf("HTTP %d: %v, want the redirect refused", code, err)
+		}
+		srv.Close()
+	}
+	if len(leaked) > 0 {
+		t.Fatalf("the redirect target got %q", leaked)
+	}
+}
+
 func TestFitLogNormalRecoversTheLaw(t *testing.T) {
 	mu, sigma := math.Log(1020), 0.5
 	bounds := []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, math.Inf(1)}

@@ -77,3 +77,18 @@ func TestRunWritesTableAndPicture(t *testing.T) {
 		t.Fatalf("picture: %v", err)
 	}
 }
+
+// A bad policy list fails before any work: the trace (missing here) is
+// never opened and no oracle is searched.
+func TestBadPoliciesFailBeforeTheTraceIsRead(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.csv")
+	for _, args := range [][]string{
+		{"run", "-quiet", "-trace", missing, "-policies", "inferscale;bogus"},
+		{"sweep", "-trace", missing, "-policies", "inferscale;hpa-queue:target=abc", "-values", "60"},
+	} {
+		err := dispatch(context.Background(), args, quietLog())
+		if err == nil || !strings.Contains(err.Error(), "-policies") || strings.Contains(err.Error(), "missing.csv") {
+			t.Errorf("simulate %v: %v, want a -policies error before the trace is read", args, err)
+		}
+	}
+}

@@ -163,3 +163,20 @@ func TestMatrixAndFilter(t *testing.T) {
 		t.Errorf("filter kept %d cells, want 24", len(got))
 	}
 }
+
+// The progress line's ETA is the mean time per finished cell times the
+// cells left.
+func TestProgressEstimatesTheTimeLeft(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(4, t0)
+	if n, eta := p.step(t0.Add(10 * time.Second)); n != 1 || eta != 30*time.Second {
+		t.Errorf("after 1 of 4 in 10 s: %d, %s; want 1, 30s", n, eta)
+	}
+	if n, eta := p.step(t0.Add(30 * time.Second)); n != 2 || eta != 30*time.Second {
+		t.Errorf("after 2 of 4 in 30 s: %d, %s; want 2, 30s", n, eta)
+	}
+	p.step(t0.Add(40 * time.Second))
+	if n, eta := p.step(t0.Add(40 * time.Second)); n != 4 || eta != 0 {
+		t.Errorf("after 4 of 4: %d, %s; want 4, 0s", n, eta)
+	}
+}

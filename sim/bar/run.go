@@ -59,6 +59,7 @@ func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
 	errs := make([]error, len(cases))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	progress := newProgress(len(cases), time.Now())
 	for w := 0; w < max(r.Jobs, 1); w++ {
 		wg.Add(1)
 		go func() {
@@ -66,8 +67,10 @@ func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
 			for i := range jobs {
 				start := time.Now()
 				rows[i], errs[i] = r.cell(ctx, cases[i])
+				done, eta := progress.step(time.Now())
 				if errs[i] == nil && r.Log != nil {
-					r.Log.Info("cell done", "case", cases[i].Name(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()),
+					r.Log.Info("cell done", "n", fmt.Sprintf("%d/%d", done, len(cases)), "eta", eta.Round(time.Second).String(),
+						"case", cases[i].Name(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()),
 						"attainment", fmt.Sprintf("%.4f", rows[i].Attainment), "pass", rows[i].Verdict.All())
 				}
 			}
@@ -222,4 +225,25 @@ func (r *Runner) oracle(ctx context.Context, cfg engine.Config, reqs []workload.
 	}
 	e.Oracle = &out
 	return out, nil
+}
+
+// progress counts finished cells and estimates the time left from the
+// mean time per cell so far.
+type progress struct {
+	mu    sync.Mutex
+	total int
+	done  int
+	start time.Time
+}
+
+func newProgress(total int, start time.Time) *progress { return &progress{total: total, start: start} }
+
+// step records one finished cell at now: how many are done and the time
+// the rest should take.
+func (p *progress) step(now time.Time) (int, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	per := now.Sub(p.start) / time.Duration(p.done)
+	return p.done, per * time.Duration(p.total-p.done)
 }

@@ -82,10 +82,10 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("no Prometheus URL"))
 	}
 	sel := strings.TrimSpace(o.Selector)
-	if sel == "" {
-		sel = "{}"
-	}
-	if !strings.HasPrefix(sel, "{") || !strings.HasSuffix(sel, "}") {
+	if sel == "" || strings.ReplaceAll(sel, " ", "") == "{}" {
+		// Every series of every namespace: never what a fleet's history is.
+		errs = append(errs, errors.New(`no selector: name the fleet's series, e.g. -selector '{namespace="inference",job="vllm"}' (an empty one would read every namespace)`))
+	} else if !strings.HasPrefix(sel, "{") || !strings.HasSuffix(sel, "}") {
 		errs = append(errs, fmt.Errorf("selector %q: want label matchers in braces, e.g. {namespace=\"inference\",job=\"vllm\"}", o.Selector))
 	} else if inner := strings.TrimSpace(sel[1 : len(sel)-1]); inner != "" {
 		if err := source.ValidateMatchers(inner); err != nil {

@@ -32,9 +32,11 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("good options: %v %+v", err, o)
 	}
 	o = opts()
-	o.Selector = ""
-	if err := o.Validate(); err != nil || o.Selector != "{}" {
-		t.Errorf("empty selector: %v %q", err, o.Selector)
+	for _, empty := range []string{"", " ", "{}", "{ }"} {
+		o.Selector = empty
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "no selector") {
+			t.Errorf("empty selector %q: %v, want it refused", empty, err)
+		}
 	}
 	for name, mutate := range map[string]func(*Options){
 		"no URL":         func(o *Options) { o.URL = "" },

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -124,5 +125,40 @@ func TestPlotSweepWritesAPNG(t *testing.T) {
 	}
 	if err := PlotSweep(path, "t", "x", 0.99, nil, nil); err == nil {
 		t.Error("empty sweep accepted")
+	}
+}
+
+// The sweep's two panels share the swept values' x range (the target line
+// once started at 0 while the points started at 60).
+func TestSweepPanelsShareTheXRange(t *testing.T) {
+	r := Summarise(result(), 0.99)
+	series := map[string][]SweepPoint{"p": {{Value: 60, Row: r}, {Value: 180, Row: r}}}
+	att, cost, err := sweepPlots("t", "startup (s)", 0.99, series, []string{"p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if att.X.Min != 60 || att.X.Max != 180 || cost.X.Min != att.X.Min || cost.X.Max != att.X.Max {
+		t.Errorf("x ranges: attainment %g..%g, cost %g..%g; want both 60..180", att.X.Min, att.X.Max, cost.X.Min, cost.X.Max)
+	}
+}
+
+// The demo figure's legend carries each policy's outcome, and the oracle
+// is drawn apart from every policy colour.
+func TestDemoFigureLegendAndStyles(t *testing.T) {
+	r := result()
+	if l := legendLabel(r); !strings.Contains(l, r.Policy) || !strings.Contains(l, "GPU-h") || !strings.Contains(l, "%") {
+		t.Errorf("legend label %q lacks the outcome", l)
+	}
+	oc, od := lineStyle(0, oracleName)
+	if len(od) == 0 {
+		t.Error("the oracle is not dashed")
+	}
+	seen := map[color.Color]bool{oc: true}
+	for i := range palette() {
+		c, d := lineStyle(i, "p")
+		if seen[c] || len(d) != 0 {
+			t.Errorf("policy colour %d %v repeats or is dashed", i, c)
+		}
+		seen[c] = true
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -21,16 +22,31 @@ type SweepPoint struct {
 // (bottom) against the swept setting, one line per policy: the picture of
 // an SLA cliff as startup time or metric lag grows.
 func PlotSweep(path, title, xlabel string, target float64, series map[string][]SweepPoint, order []string) error {
-	if len(series) == 0 {
-		return fmt.Errorf("plot %s: no sweep points", path)
+	att, cost, err := sweepPlots(title, xlabel, target, series, order)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	att := plot.New()
+	const w, h = 10 * vg.Inch, 8 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(6)}
+	plots := [][]*plot.Plot{{att}, {cost}}
+	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	return savePNG(img, path)
+}
+
+// sweepPlots builds the two panels over one x range.
+func sweepPlots(title, xlabel string, target float64, series map[string][]SweepPoint, order []string) (att, cost *plot.Plot, err error) {
+	att = plot.New()
 	att.Title.Text = title
 	att.Y.Label.Text = "TTFT attainment (%)"
-	cost := plot.New()
+	cost = plot.New()
 	cost.Y.Label.Text = "GPU-hours ÷ oracle"
 	cost.X.Label.Text = xlabel
-	var xmax float64
+	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for i, name := range order {
 		pts := series[name]
 		var a, c plotter.XYs
@@ -39,7 +55,7 @@ func PlotSweep(path, title, xlabel string, target float64, series map[string][]S
 			if p.Row.VsOracle == p.Row.VsOracle { // not NaN
 				c = append(c, plotter.XY{X: p.Value, Y: p.Row.VsOracle})
 			}
-			xmax = max(xmax, p.Value)
+			xmin, xmax = min(xmin, p.Value), max(xmax, p.Value)
 		}
 		col := palette()[i%len(palette())]
 		for _, add := range []struct {
@@ -51,7 +67,7 @@ func PlotSweep(path, title, xlabel string, target float64, series map[string][]S
 			}
 			l, s, err := plotter.NewLinePoints(add.xys)
 			if err != nil {
-				return fmt.Errorf("plot: %w", err)
+				return nil, nil, err
 			}
 			l.Color, s.Color = col, col
 			add.p.Add(l, s)
@@ -60,22 +76,20 @@ func PlotSweep(path, title, xlabel string, target float64, series map[string][]S
 			}
 		}
 	}
-	if tl, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 100 * target}, {X: xmax, Y: 100 * target}}); err == nil {
+	if math.IsInf(xmin, 0) {
+		return nil, nil, fmt.Errorf("no sweep points")
+	}
+	if tl, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: 100 * target}, {X: xmax, Y: 100 * target}}); err == nil {
 		tl.Color = color.Gray{Y: 0x80}
 		tl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		att.Add(tl)
 		att.Legend.Add(fmt.Sprintf("target %.0f%%", 100*target), tl)
 	}
+	// Both panels over the swept values only, so they line up.
+	for _, p := range []*plot.Plot{att, cost} {
+		p.X.Min, p.X.Max = xmin, xmax
+	}
 	att.Legend.Left = true
 	att.Legend.Top = false
-	const w, h = 10 * vg.Inch, 8 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(6)}
-	plots := [][]*plot.Plot{{att}, {cost}}
-	canvases := plot.Align(plots, tiles, dc)
-	for i := range plots {
-		plots[i][0].Draw(canvases[i][0])
-	}
-	return savePNG(img, path)
+	return att, cost, nil
 }

@@ -4,7 +4,7 @@
 //
 //	simulate run   -trace FILE|synthetic:demo -policies 'inferscale;hpa-queue;kpa' [-oracle] [-png out.png]
 //	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
-//	simulate tune  -trace ... -policy hpa-queue -target 0.99
+//	simulate tune  -trace ... [-policy inferscale|hpa-queue|...] -target 0.99 [-out policy.yaml]  (inferscale: writes a policyFile)
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
 //	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown]  (issue 9's bar matrix)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferscale/inferscale/shared/settings"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -75,5 +77,48 @@ func TestRunWritesTableAndPicture(t *testing.T) {
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
 		t.Fatalf("picture: %v", err)
+	}
+}
+
+// A bad policy list fails before any work: the trace (missing here) is
+// never opened and no oracle is searched.
+func TestBadPoliciesFailBeforeTheTraceIsRead(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.csv")
+	for _, args := range [][]string{
+		{"run", "-quiet", "-trace", missing, "-policies", "inferscale;bogus"},
+		{"sweep", "-trace", missing, "-policies", "inferscale;hpa-queue:target=abc", "-values", "60"},
+	} {
+		err := dispatch(context.Background(), args, quietLog())
+		if err == nil || !strings.Contains(err.Error(), "-policies") || strings.Contains(err.Error(), "missing.csv") {
+			t.Errorf("simulate %v: %v, want a -policies error before the trace is read", args, err)
+		}
+	}
+}
+
+// tune tunes inferscale by default and writes a policyFile that
+// evaluate's own settings decoder accepts.
+func TestTuneWritesAPolicyFileEvaluateReads(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := dispatch(context.Background(), []string{"tune", "-quiet", "-duration", "2m", "-grid", "2", "-passes", "1", "-out", out}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "tuned by `simulate tune`") || !strings.Contains(string(b), "scaleDownHold:") {
+		t.Fatalf("policy file:\n%s", b)
+	}
+	src, err := settings.Load(func(k string) (string, bool) {
+		if k == settings.KeyPolicyFile {
+			return out, true
+		}
+		return "", false
+	})
+	if err == nil {
+		_, err = settings.ForEvaluate(src)
+	}
+	if err != nil {
+		t.Fatalf("evaluate refuses the tuned policy file: %v\n%s", err, b)
 	}
 }

@@ -48,6 +48,9 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	if err != nil {
 		return err
 	}
+	if err := runner.Check(specs, cfg, opts); err != nil {
+		return fmt.Errorf("-policies: %w", err)
+	}
 	reqs, err := runner.Load(c.traceSpec())
 	if err != nil {
 		return err

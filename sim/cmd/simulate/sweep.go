@@ -37,6 +37,13 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := c.engineConfig()
+	if err != nil {
+		return err
+	}
+	if err := runner.Check(specs, cfg, opts); err != nil {
+		return fmt.Errorf("-policies: %w", err)
+	}
 	var vals []float64
 	for _, s := range strings.Split(*values, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

@@ -125,7 +125,7 @@ func events(d policy.Decision, mode string) []kube.Event {
 		if d.Target < d.Current {
 			reason = down
 		}
-		line := DecisionLine(d, time.Time{}, mode, 0)
+		line := DecisionLine(d, time.Time{}, mode, policy.Config{})
 		out = append(out, kube.Event{Type: kube.EventNormal, Reason: reason, Message: line.EventMessage()})
 	}
 	seen := map[string]bool{}

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/decisionlog"
@@ -11,10 +12,11 @@ import (
 // DecisionLine is the decision log's line for a decision taken at now:
 // what evaluate writes to stderr every tick (CPA's logStderr forwards it
 // to the pod log), and what the simulator writes for `simulate decisions`.
-func DecisionLine(d policy.Decision, now time.Time, mode string, slo time.Duration) decisionlog.Line {
+func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Config) decisionlog.Line {
 	l := decisionlog.Line{
 		Time: now.UTC(), Mode: mode, Current: d.Current, Target: d.Target,
-		Reasons: d.Reasons, Alerts: d.Alerts, SLOSeconds: slo.Seconds(), Victims: d.Victims,
+		Reasons: d.Reasons, Alerts: d.Alerts, SLOSeconds: cfg.TTFTSLO.Seconds(), Victims: d.Victims,
+		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas,
 		Fleet: decisionlog.Fleet{
 			Ready: d.Fleet.Ready, Starting: d.Fleet.Starting, Missing: d.Fleet.Missing,
 			Waiting: finite(d.Fleet.Waiting), Running: finite(d.Fleet.Running),
@@ -26,6 +28,11 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, slo time.Durati
 	}
 	if l.Alerts == nil {
 		l.Alerts = []string{}
+	}
+	for _, w := range d.Warnings {
+		if !slices.Contains(l.AlertReasons, w.Reason) {
+			l.AlertReasons = append(l.AlertReasons, w.Reason)
+		}
 	}
 	for _, r := range d.Rules {
 		l.Rules = append(l.Rules, decisionlog.Rule{Name: r.Name, Value: opt(r.Value), Threshold: finite(r.Threshold),

@@ -125,7 +125,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		rec.Decided.Advisory = &state.AdvisoryTick{At: rec.At, Current: d.Current, Target: d.Target}
 	}
 	if p.Stderr != nil {
-		line := DecisionLine(d, now, mode, cfg.Policy.TTFTSLO)
+		line := DecisionLine(d, now, mode, cfg.Policy)
 		line.Build = p.Version
 		if err := decisionlog.Write(p.Stderr, line); err != nil {
 			p.Log.Warn("decision line not written", "err", err)

@@ -52,6 +52,13 @@ type Line struct {
 	Capacity   *Capacity `json:"capacity,omitempty"`
 	// Victims are the pods a scale-down would remove first (drain-aware).
 	Victims []string `json:"victims,omitempty"`
+	// MinReplicas and MaxReplicas are the bounds the policy ran with (0:
+	// not known, a line written before they were logged).
+	MinReplicas int `json:"minReplicas,omitempty"`
+	MaxReplicas int `json:"maxReplicas,omitempty"`
+	// AlertReasons are the Event reasons of the alerts (e.g.
+	// MaxReplicasReached), once each, in the order raised.
+	AlertReasons []string `json:"alertReasons,omitempty"`
 	// Build is the version of the evaluate binary that wrote the line
 	// (empty: not known, e.g. the simulator's fast mode).
 	Build string `json:"build,omitempty"`

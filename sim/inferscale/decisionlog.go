@@ -11,8 +11,8 @@ import (
 )
 
 // DecisionLine is decide.DecisionLine: the line evaluate writes.
-func DecisionLine(d policy.Decision, now time.Time, mode string, slo time.Duration) decisionlog.Line {
-	return decide.DecisionLine(d, now, mode, slo)
+func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Config) decisionlog.Line {
+	return decide.DecisionLine(d, now, mode, cfg)
 }
 
 // Logged is a Fast that writes every tick's decision to W as a decision
@@ -30,7 +30,7 @@ func (l *Logged) Recommend(obs scaler.Observation) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	if werr := decisionlog.Write(l.W, DecisionLine(l.Fast.Last, obs.Now, decisionlog.Active, l.Fast.cfg.TTFTSLO)); werr != nil && l.Err == nil {
+	if werr := decisionlog.Write(l.W, DecisionLine(l.Fast.Last, obs.Now, decisionlog.Active, l.Fast.cfg)); werr != nil && l.Err == nil {
 		l.Err = werr
 	}
 	return n, nil

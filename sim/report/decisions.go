@@ -265,6 +265,9 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 	if err := addLine(pRep, tgt, palette()[0], "target", plotter.PostStep); err != nil {
 		return err
 	}
+	if err := addBound(pRep, ls, xOf, math.Max(last, first+1e-9)); err != nil {
+		return err
+	}
 	pRep.Legend.Top, pRep.Legend.Left = true, true
 	pRep.Y.Min = 0
 
@@ -284,6 +287,10 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 	pLat.Add(sl)
 	pLat.Legend.Add(fmt.Sprintf("SLO %gs", slo), sl)
 	pLat.Y.Min, pLat.Y.Max = 0.01, 1000
+	if len(lat) == 0 {
+		// An empty panel must not read as "no latency": there were no readings.
+		pLat.Title.Text = "no TTFT readings in this log"
+	}
 
 	pRules := plot.New()
 	pRules.Y.Label.Text = "over threshold"
@@ -321,27 +328,70 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 	return savePNG(img, path)
 }
 
-// alertsRow is the marker row of decisions that raised an alert.
-const alertsRow = "(alerts)"
-
-// ruleRows lists the rule names in first-seen order, then the alerts row.
-func ruleRows(ls []decisionlog.Line) []string {
-	var rows []string
-	seen := map[string]bool{}
+// addBound draws maxReplicas as the decisions logged it (a step line, as
+// it may change), so a target flat at the cap reads as held there.
+func addBound(p *plot.Plot, ls []decisionlog.Line, xOf func(time.Time) float64, end float64) error {
+	var xys plotter.XYs
 	for _, l := range ls {
-		for _, r := range l.Rules {
-			if !seen[r.Name] {
-				seen[r.Name] = true
-				rows = append(rows, r.Name)
-			}
+		if l.MaxReplicas > 0 {
+			xys = append(xys, plotter.XY{X: xOf(l.Time), Y: float64(l.MaxReplicas)})
 		}
 	}
-	return append(rows, alertsRow)
+	if len(xys) == 0 {
+		return nil
+	}
+	xys = append(xys, plotter.XY{X: end, Y: xys[len(xys)-1].Y})
+	ln, err := plotter.NewLine(xys)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	ln.Color = color.Gray{Y: 0x60}
+	ln.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	ln.StepStyle = plotter.PostStep
+	p.Add(ln)
+	p.Legend.Add("maxReplicas", ln)
+	return nil
+}
+
+// alertsRow is the marker row of decisions that raised an alert whose
+// reason the line does not name (written before reasons were logged);
+// alertPrefix starts the row of each named alert reason.
+const (
+	alertsRow   = "(alerts)"
+	alertPrefix = "alert: "
+)
+
+// ruleRows lists the rule names in first-seen order, then one row per
+// alert reason, and the unnamed alerts row if any line needs it.
+func ruleRows(ls []decisionlog.Line) []string {
+	var rules, alerts []string
+	unnamed := false
+	for _, l := range ls {
+		for _, r := range l.Rules {
+			if !slices.Contains(rules, r.Name) {
+				rules = append(rules, r.Name)
+			}
+		}
+		for _, a := range l.AlertReasons {
+			if !slices.Contains(alerts, alertPrefix+a) {
+				alerts = append(alerts, alertPrefix+a)
+			}
+		}
+		unnamed = unnamed || (len(l.Alerts) > 0 && len(l.AlertReasons) == 0)
+	}
+	rows := append(rules, alerts...)
+	if unnamed || len(alerts) == 0 {
+		rows = append(rows, alertsRow)
+	}
+	return rows
 }
 
 func over(l decisionlog.Line, name string) bool {
 	if name == alertsRow {
-		return len(l.Alerts) > 0
+		return len(l.Alerts) > 0 && len(l.AlertReasons) == 0
+	}
+	if reason, ok := strings.CutPrefix(name, alertPrefix); ok {
+		return slices.Contains(l.AlertReasons, reason)
 	}
 	for _, r := range l.Rules {
 		if r.Name == name && r.Over {

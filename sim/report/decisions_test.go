@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,30 @@ func TestSummariseDecisionsOnAKnownLog(t *testing.T) {
 	lines[0].SLOSeconds, lines[len(lines)-1].SLOSeconds = 0, 0
 	if _, err := SummariseDecisions(lines, 0, 1); err == nil {
 		t.Error("no SLO anywhere: accepted")
+	}
+}
+
+// The picture's marker rows name each alert reason the lines carry; an
+// alert without a reason (an older line) keeps the unnamed row.
+func TestRuleRowsNameTheAlerts(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	named := decisionlog.Line{Time: t0, Rules: []decisionlog.Rule{{Name: "queue", Over: true}},
+		Alerts: []string{"maxReplicas blocks"}, AlertReasons: []string{"MaxReplicasReached"}}
+	old := decisionlog.Line{Time: t0.Add(15 * time.Second), Alerts: []string{"stuck"}}
+	rows := ruleRows([]decisionlog.Line{named, old})
+	want := []string{"queue", "alert: MaxReplicasReached", alertsRow}
+	if !slices.Equal(rows, want) {
+		t.Fatalf("rows %q, want %q", rows, want)
+	}
+	if !over(named, "alert: MaxReplicasReached") || over(old, "alert: MaxReplicasReached") || !over(old, alertsRow) || over(named, alertsRow) {
+		t.Error("alert rows marked on the wrong lines")
+	}
+	if rows := ruleRows([]decisionlog.Line{named}); slices.Contains(rows, alertsRow) {
+		t.Errorf("an unnamed alerts row with every alert named: %q", rows)
+	}
+	path := filepath.Join(t.TempDir(), "d.png")
+	named.MaxReplicas, old.MaxReplicas = 10, 10
+	if err := PlotDecisions(path, "t", []decisionlog.Line{named, old}, 2); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -102,8 +102,8 @@ func deepCopyJSON(v map[string]any) (map[string]any, error) {
 }
 
 // overlayCustomPodAutoscaler is an overlay's CustomPodAutoscaler as raw YAML data: the base's document with the
-// overlay's JSON patches applied (the forms manifests_test.go resolves: additions to /spec/config/- and
-// replacements of /spec/config/N).
+// overlay's JSON patches applied (the forms manifests_test.go resolves: additions to /spec/config/-,
+// replacements of /spec/config/N, a container added to the template and the template's metadata).
 func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 	t.Helper()
 	k := loadKustomization(t, dir)
@@ -135,6 +135,8 @@ func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 		}
 		spec, _ := cr["spec"].(map[string]any)
 		config, _ := spec["config"].([]any)
+		template, _ := spec["template"].(map[string]any)
+		podSpec, _ := template["spec"].(map[string]any)
 		for _, op := range ops {
 			i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
 			switch {
@@ -142,6 +144,11 @@ func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 				config = append(config, op.Value)
 			case op.Op == "replace" && err == nil && i >= 0 && i < len(config):
 				config[i] = op.Value
+			case op.Op == "add" && op.Path == "/spec/template/spec/containers/-":
+				containers, _ := podSpec["containers"].([]any)
+				podSpec["containers"] = append(containers, op.Value)
+			case op.Op == "add" && op.Path == "/spec/template/metadata":
+				template["metadata"] = op.Value
 			default:
 				t.Fatalf("%s: patch op %s %s is not one this test resolves", dir, op.Op, op.Path)
 			}

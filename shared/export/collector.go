@@ -94,8 +94,8 @@ func newDescs() descs {
 		beta:     g("headroom_beta", "The learned square-root-staffing headroom beta (need = R + beta*sqrt(R))."),
 		slo:      g("ttft_objective_seconds", "The TTFT objective the last saved tick ran with."),
 		reqs:     g("ttft_requests_total", "Requests with a TTFT reading, per pod, cumulative since the pod started, as of the pod's last scrape kept in the state.", "pod"),
-		ok: g("ttft_within_objective_requests_total", "Requests whose TTFT was at most bound (seconds), the largest bucket bound of the pod's histogram not above the objective "+
-			"(a lower bound of the requests within the objective when bound is below it), per pod, cumulative.", "pod", "bound"),
+		ok: g("ttft_within_objective_requests_total", "Requests whose TTFT was within the objective, per pod, cumulative: "+
+			"the pod's histogram at the objective, estimated linearly inside the bucket that holds it (bucket: its bounds, one bound when the objective is one: exact).", "pod", "bucket"),
 	}
 }
 
@@ -178,10 +178,12 @@ func (c *Collector) collectLast(ch chan<- prometheus.Metric, l *state.Last) {
 }
 
 // collectTTFT sends each kept pod's cumulative TTFT counts: the total,
-// and those within the largest bucket bound not above the objective,
-// labelled with that bound (as bound: le is for histograms). When the state coarsens a histogram to fit
-// its byte budget the bound may change: that is another series, not a
-// counter that went down (which rate() would take for a reset).
+// and those within the objective, estimated inside the histogram bucket
+// that holds the objective by linear interpolation (as histogram_quantile
+// does; exact when the objective is a bucket bound), labelled with that
+// bucket. When the state coarsens a histogram to fit its byte budget the
+// bucket may change: that is another series, not a counter that went
+// down (which rate() would take for a reset).
 func (c *Collector) collectTTFT(ch chan<- prometheus.Metric, st *state.State) {
 	slo := st.Last.SLOSeconds
 	for _, p := range st.Pods {
@@ -190,23 +192,36 @@ func (c *Collector) collectTTFT(ch chan<- prometheus.Metric, st *state.State) {
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(c.d.reqs, prometheus.CounterValue, h.Count, p.Name)
-		if slo <= 0 {
-			continue
+		if slo > 0 {
+			n, bucket := Within(h.LE, h.C, slo)
+			ch <- prometheus.MustNewConstMetric(c.d.ok, prometheus.CounterValue, n, p.Name, bucket)
 		}
-		// The bounds are ascending (signal.Validate); the last one not
-		// above the objective, with rounding slack.
-		i, _ := slices.BinarySearchFunc(h.LE, slo*(1+1e-9), func(le, t float64) int {
-			if le <= t {
-				return -1
-			}
-			return 1
-		})
-		if i == 0 {
-			continue // every bound is above the objective: no count is known to be within it
-		}
-		le := strconv.FormatFloat(h.LE[i-1], 'g', -1, 64)
-		ch <- prometheus.MustNewConstMetric(c.d.ok, prometheus.CounterValue, h.C[i-1], p.Name, le)
 	}
+}
+
+// Within estimates the count of a cumulative histogram (ascending finite
+// bounds le, counts c, the +Inf bucket left out) at most x, and names the
+// bucket it read: "b" when x is the bound b (exact), "a,b" when x lies
+// between bounds a and b (linear inside the bucket, the first one from
+// 0), "a,+Inf" beyond the last bound (the count at a: a lower bound).
+func Within(le, c []float64, x float64) (float64, string) {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i, _ := slices.BinarySearch(le, x)
+	switch {
+	case i < len(le) && math.Abs(le[i]-x) <= 1e-9*math.Abs(x):
+		return c[i], f(le[i])
+	case i > 0 && math.Abs(le[i-1]-x) <= 1e-9*math.Abs(x):
+		return c[i-1], f(le[i-1])
+	case len(le) == 0:
+		return 0, "0,+Inf"
+	case i == len(le):
+		return c[i-1], f(le[i-1]) + ",+Inf"
+	}
+	lo, clo := 0.0, 0.0
+	if i > 0 {
+		lo, clo = le[i-1], c[i-1]
+	}
+	return clo + (c[i]-clo)*(x-lo)/(le[i]-lo), f(lo) + "," + f(le[i])
 }
 
 func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -211,5 +212,22 @@ func TestScrapeOverHTTP(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestWithinTheObjective(t *testing.T) {
+	le, c := []float64{0.5, 1, 2.5}, []float64{10, 40, 70}
+	for _, tc := range []struct {
+		x      float64
+		n      float64
+		bucket string
+	}{{1, 40, "1"}, {2, 60, "1,2.5"}, {0.25, 5, "0,0.5"}, {0.5, 10, "0.5"}, {10, 70, "2.5,+Inf"}, {1 + 1e-12, 40, "1"}} {
+		n, b := Within(le, c, tc.x)
+		if math.Abs(n-tc.n) > 1e-9 || b != tc.bucket {
+			t.Errorf("Within(%g) = %g, %q; want %g, %q", tc.x, n, b, tc.n, tc.bucket)
+		}
+	}
+	if n, b := Within(nil, nil, 1); n != 0 || b != "0,+Inf" {
+		t.Errorf("no bounds: %g %q", n, b)
 	}
 }

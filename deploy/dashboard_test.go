@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
 
 	"github.com/inferscale/inferscale/shared/export"
 )
@@ -106,5 +107,46 @@ func TestSeriesInFindsEveryName(t *testing.T) {
 	got := strings.Join(seriesIn(`sum by (reason) (rate(inferscale_a_total{pod=~"x.*",le="0.5"}[5m])) / on(x) inferscale_b > 0 or vector_thing`), ",")
 	if got != "inferscale_a_total,inferscale_b,vector_thing" {
 		t.Fatalf("seriesIn = %s", got)
+	}
+}
+
+// The alerting rules docs/sre.md offers name only series the exporter serves.
+func TestSREAlertRulesNameExporterSeries(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "sre.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Alerts on the exporter's series")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/sre.md has no yaml block under \"## Alerts on the exporter's series\"")
+	}
+	var rules struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Alert string `json:"alert"`
+				Expr  string `json:"expr"`
+				For   string `json:"for"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(block), &rules); err != nil {
+		t.Fatalf("docs/sre.md rules: %v", err)
+	}
+	served, n := exporterSeries(t), 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			for _, name := range seriesIn(r.Expr) {
+				if !served[name] {
+					t.Errorf("alert %s: %q names %s, which the exporter does not serve", r.Alert, r.Expr, name)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rule in docs/sre.md")
 	}
 }

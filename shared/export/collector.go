@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,11 @@ type Collector struct {
 	log      *slog.Logger
 	version  string
 	d        descs
+
+	// mu guards lastErr, the read error last logged: a state that stays
+	// unreadable is logged once, not at every scrape.
+	mu      sync.Mutex
+	lastErr string
 }
 
 // Options are a Collector's settings.
@@ -115,8 +121,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	st, err := c.reader.Read(ctx)
+	c.noteRead(err)
 	if err != nil {
-		c.log.Warn("state not read: serving inferscale_state_up 0", "err", err)
 		ch <- gauge(c.d.up, 0)
 		return
 	}
@@ -135,6 +141,25 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if st.Last != nil {
 		c.collectLast(ch, st.Last)
 		c.collectTTFT(ch, st)
+	}
+}
+
+// noteRead logs a read error when it differs from the last one logged,
+// and that the state is readable again after one.
+func (c *Collector) noteRead(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.mu.Lock()
+	changed := msg != c.lastErr
+	c.lastErr = msg
+	c.mu.Unlock()
+	switch {
+	case changed && err != nil:
+		c.log.Warn("state not read: serving inferscale_state_up 0 (said again when the error changes)", "err", err)
+	case changed:
+		c.log.Info("state readable again")
 	}
 }
 

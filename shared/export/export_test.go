@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -229,5 +230,24 @@ func TestWithinTheObjective(t *testing.T) {
 	}
 	if n, b := Within(nil, nil, 1); n != 0 || b != "0,+Inf" {
 		t.Errorf("no bounds: %g %q", n, b)
+	}
+}
+
+// A state that stays unreadable is logged once, and again when the error
+// changes or the state is readable again.
+func TestReadErrorsAreLoggedOnChange(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	var logs strings.Builder
+	c := NewCollector(File{Path: path}, Options{Interval: 15 * time.Second, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	for range 3 {
+		testutil.CollectAndCount(c)
+	}
+	if err := os.WriteFile(path, []byte(`{"v":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testutil.CollectAndCount(c)
+	if got := logs.String(); strings.Count(got, "state not read") != 1 || strings.Count(got, "readable again") != 1 {
+		t.Fatalf("logs:\n%s", got)
 	}
 }

@@ -208,3 +208,34 @@ func TestCRDCheckRefusesWhatTheAPIServerWould(t *testing.T) {
 		}
 	}
 }
+
+// docs/deploy.md says `kubectl get cpa` cannot show the target and the deciding rule: the operator's CRD declares
+// no printer columns, and its status has no fields, so the API server prunes whatever is written there.
+func TestOperatorCRDCarriesNoTargetInStatusOrColumns(t *testing.T) {
+	s := loadOperatorCRD(t)
+	path := filepath.Join(testenv.SharedDir(t, operatorCRDPath), operatorCRDPath)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	v := crd.Spec.Versions[0]
+	if len(v.AdditionalPrinterColumns) != 0 || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("printer columns %+v, subresources %+v: docs/deploy.md's `kubectl get cpa` section is out of date", v.AdditionalPrinterColumns, v.Subresources)
+	}
+	obj := map[string]any{"apiVersion": "custompodautoscaler.com/v1", "kind": "CustomPodAutoscaler", "metadata": map[string]any{"name": "x"},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"},
+			"template":       map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "x", "image": "x"}}}},
+		},
+		"status": map[string]any{"targetReplicas": 3, "reason": "sizing"}}
+	p := s.check(obj)
+	for _, f := range []string{"status.targetReplicas", "status.reason"} {
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, f) }) {
+			t.Errorf("status field %s is not pruned (problems %v): docs/deploy.md's `kubectl get cpa` section is out of date", f, p)
+		}
+	}
+}

@@ -41,8 +41,8 @@ type Collector struct {
 
 // Options are a Collector's settings.
 type Options struct {
-	// Interval is CPA's interval between ticks (the tickInterval knob),
-	// for the intervals missed.
+	// Interval is CPA's interval between ticks (see Interval), for the
+	// intervals missed.
 	Interval time.Duration
 	// Timeout bounds one read of the state (default 5s).
 	Timeout time.Duration
@@ -86,7 +86,7 @@ func newDescs() descs {
 		lastTick: g("last_tick_timestamp_seconds", "When the last saved tick ran (Unix time). A tick that fails saves nothing."),
 		age:      g("last_tick_age_seconds", "Seconds since the last saved tick, by the exporter's clock: it grows while ticks fail or do not run."),
 		missed:   g("missed_ticks", "CPA intervals since the last saved tick in which no tick was saved, allowing one interval for the next: floor(age / interval) - 1, at least 0."),
-		interval: g("tick_interval_seconds", "CPA's interval between ticks as configured (tickInterval), which missed_ticks counts in."),
+		interval: g("tick_interval_seconds", "CPA's interval between ticks (its interval config entry, else tickInterval), which missed_ticks counts in."),
 		current:  g("current_replicas", "spec.replicas of the scale target as the last saved tick saw it."),
 		target:   g("target_replicas", "The replicas the last saved tick decided (in advisory mode the advice, not what CPA got)."),
 		minR:     g("min_replicas", "minReplicas the last saved tick ran with."),

@@ -251,3 +251,17 @@ func TestReadErrorsAreLoggedOnChange(t *testing.T) {
 		t.Fatalf("logs:\n%s", got)
 	}
 }
+
+func TestIntervalIsCPAsWhenSet(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want time.Duration
+	}{{map[string]string{"interval": "30000"}, 30 * time.Second}, {nil, 15 * time.Second}, {map[string]string{"interval": "soon"}, 15 * time.Second}} {
+		if got := Interval(env(c.env), 15*time.Second); got != c.want {
+			t.Errorf("Interval(%v) = %s, want %s", c.env, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/settings"
@@ -24,12 +26,24 @@ type Process struct {
 	// Lookup reads the environment (os.LookupEnv): the same settings as
 	// evaluate (the operator gives every container of the CPA pod the
 	// CustomPodAutoscaler's config), of which it uses the state's place
-	// and tickInterval.
+	// and CPA's interval.
 	Lookup  settings.LookupFunc
 	Version string
 	Log     *slog.Logger
 	// Ready, when set, gets the address served on once listening.
 	Ready func(addr string)
+}
+
+// Interval is CPA's interval between ticks: its interval config entry
+// (milliseconds; the operator gives every container of the pod the
+// config), else tickInterval, evaluate's knob for the same.
+func Interval(lookup settings.LookupFunc, tickInterval time.Duration) time.Duration {
+	if v, ok := lookup("interval"); ok {
+		if ms, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return tickInterval
 }
 
 // Run reads the settings as evaluate does, then serves the state's
@@ -47,7 +61,7 @@ func Run(ctx context.Context, p Process) error {
 	if err != nil {
 		return fmt.Errorf("opening the state (stateBackend=%s): %w", ev.Store.Backend, err)
 	}
-	h, err := Handler(NewCollector(r, Options{Interval: ev.Policy.TickInterval, Version: p.Version, Log: p.Log}))
+	h, err := Handler(NewCollector(r, Options{Interval: Interval(p.Lookup, ev.Policy.TickInterval), Version: p.Version, Log: p.Log}))
 	if err != nil {
 		return err
 	}

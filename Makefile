@@ -7,10 +7,11 @@ GOFLAGS_STATIC := CGO_ENABLED=0
 
 all: build
 
-## build: the two CPA binaries (pure Go, static) into bin/
+## build: the two CPA binaries and the exporter sidecar (pure Go, static) into bin/
 build:
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -buildvcs=auto -o $(BIN)/metric ./metric
 	$(GOFLAGS_STATIC) $(GO) build -trimpath -buildvcs=auto -o $(BIN)/evaluate ./evaluate
+	$(GOFLAGS_STATIC) $(GO) build -trimpath -buildvcs=auto -o $(BIN)/exporter ./exporter
 
 ## vet: gofmt, go vet and a tidy go.mod
 vet:

@@ -102,8 +102,8 @@ func deepCopyJSON(v map[string]any) (map[string]any, error) {
 }
 
 // overlayCustomPodAutoscaler is an overlay's CustomPodAutoscaler as raw YAML data: the base's document with the
-// overlay's JSON patches applied (the forms manifests_test.go resolves: additions to /spec/config/- and
-// replacements of /spec/config/N).
+// overlay's JSON patches applied (the forms manifests_test.go resolves: additions to /spec/config/-,
+// replacements of /spec/config/N, a container added to the template and the template's metadata).
 func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 	t.Helper()
 	k := loadKustomization(t, dir)
@@ -135,6 +135,8 @@ func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 		}
 		spec, _ := cr["spec"].(map[string]any)
 		config, _ := spec["config"].([]any)
+		template, _ := spec["template"].(map[string]any)
+		podSpec, _ := template["spec"].(map[string]any)
 		for _, op := range ops {
 			i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
 			switch {
@@ -142,6 +144,11 @@ func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 				config = append(config, op.Value)
 			case op.Op == "replace" && err == nil && i >= 0 && i < len(config):
 				config[i] = op.Value
+			case op.Op == "add" && op.Path == "/spec/template/spec/containers/-":
+				containers, _ := podSpec["containers"].([]any)
+				podSpec["containers"] = append(containers, op.Value)
+			case op.Op == "add" && op.Path == "/spec/template/metadata":
+				template["metadata"] = op.Value
 			default:
 				t.Fatalf("%s: patch op %s %s is not one this test resolves", dir, op.Op, op.Path)
 			}
@@ -198,6 +205,37 @@ func TestCRDCheckRefusesWhatTheAPIServerWould(t *testing.T) {
 		p := s.check(obj)
 		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, c.want) }) {
 			t.Errorf("%s: problems %v, want one naming %q", name, p, c.want)
+		}
+	}
+}
+
+// docs/deploy.md says `kubectl get cpa` cannot show the target and the deciding rule: the operator's CRD declares
+// no printer columns, and its status has no fields, so the API server prunes whatever is written there.
+func TestOperatorCRDCarriesNoTargetInStatusOrColumns(t *testing.T) {
+	s := loadOperatorCRD(t)
+	path := filepath.Join(testenv.SharedDir(t, operatorCRDPath), operatorCRDPath)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(b, &crd); err != nil {
+		t.Fatal(err)
+	}
+	v := crd.Spec.Versions[0]
+	if len(v.AdditionalPrinterColumns) != 0 || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("printer columns %+v, subresources %+v: docs/deploy.md's `kubectl get cpa` section is out of date", v.AdditionalPrinterColumns, v.Subresources)
+	}
+	obj := map[string]any{"apiVersion": "custompodautoscaler.com/v1", "kind": "CustomPodAutoscaler", "metadata": map[string]any{"name": "x"},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"},
+			"template":       map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "x", "image": "x"}}}},
+		},
+		"status": map[string]any{"targetReplicas": 3, "reason": "sizing"}}
+	p := s.check(obj)
+	for _, f := range []string{"status.targetReplicas", "status.reason"} {
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, f) }) {
+			t.Errorf("status field %s is not pruned (problems %v): docs/deploy.md's `kubectl get cpa` section is out of date", f, p)
 		}
 	}
 }

@@ -264,6 +264,16 @@ func TestDockerfileTargetsCarryEverythingTheyReferTo(t *testing.T) {
 					t.Errorf("an overlay selects configPath %s, which is not in the image", p)
 				}
 			}
+			// Every container of the CPA pod runs the image (the exporter sidecar too): its command is in it.
+			for _, ov := range loadOverlays(t) {
+				for _, c := range ov.cpa.Spec.Template.Spec.Containers {
+					if len(c.Command) > 0 {
+						if _, ok := files[c.Command[0]]; !ok {
+							t.Errorf("overlay %s: container %s runs %s, which is not in the image", ov.name, c.Name, c.Command[0])
+						}
+					}
+				}
+			}
 			user, cmd := "", ""
 			for _, n := range s.instrs {
 				switch n.Value {
@@ -294,8 +304,8 @@ func buildStageCommands(t *testing.T, d *dockerfile) []string {
 			}
 		}
 	}
-	if len(out) < 3 {
-		t.Fatalf("found %d go build lines in the Dockerfile, want metric, evaluate and metric-dcgm", len(out))
+	if len(out) < 4 {
+		t.Fatalf("found %d go build lines in the Dockerfile, want metric, evaluate, exporter and metric-dcgm", len(out))
 	}
 	return out
 }
@@ -376,7 +386,7 @@ const (
 func TestDockerfileBuildStageBuildsBinariesThatStartOnTheirLibc(t *testing.T) {
 	out := buildAsTheDockerfileDoes(t)
 	// The pure-Go binaries of the Alpine target are static: no interpreter, no shared library.
-	for _, name := range []string{"metric", "evaluate"} {
+	for _, name := range []string{"metric", "evaluate", "exporter"} {
 		interp, needed := elfFacts(t, filepath.Join(out, name))
 		if interp != "" || len(needed) != 0 {
 			t.Errorf("%s is dynamic (interpreter %q, needs %v); the Alpine image needs CGO_ENABLED=0 static binaries", name, interp, needed)

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,11 +74,11 @@ type kustomization struct {
 	} `json:"patches,omitempty"`
 }
 
-// jsonPatchOp is one RFC 6902 operation of an overlay patch.
+// jsonPatchOp is one RFC 6902 operation of an overlay patch; its value is decoded strictly for its path.
 type jsonPatchOp struct {
-	Op    string      `json:"op"`
-	Path  string      `json:"path"`
-	Value configEntry `json:"value"`
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
 }
 
 // objects is every decoded manifest of a kustomize base.
@@ -250,21 +251,10 @@ func loadOverlays(t *testing.T) []*overlay {
 			}
 			patched := *cr
 			patched.Spec.Config = slices.Clone(cr.Spec.Config)
+			patched.Spec.Template.Spec = *cr.Spec.Template.Spec.DeepCopy()
 			for _, op := range ops {
-				switch {
-				case op.Op == "add" && op.Path == "/spec/config/-":
-					patched.Spec.Config = append(patched.Spec.Config, op.Value)
-				case op.Op == "replace" && strings.HasPrefix(op.Path, "/spec/config/"):
-					i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
-					if err != nil || i < 0 || i >= len(patched.Spec.Config) {
-						t.Fatalf("%s: patch op replace %s: no such config entry", dir, op.Path)
-					}
-					if patched.Spec.Config[i].Name != op.Value.Name {
-						t.Fatalf("%s: patch op replace %s swaps key %s for %s: an index shifted in the base", dir, op.Path, patched.Spec.Config[i].Name, op.Value.Name)
-					}
-					patched.Spec.Config[i] = op.Value
-				default:
-					t.Fatalf("%s: patch op %s %s: this test resolves additions to /spec/config/- and same-key replacements of /spec/config/N", dir, op.Op, op.Path)
+				if err := applyOp(&patched, op); err != nil {
+					t.Fatalf("%s: patch op %s %s: %v", dir, op.Op, op.Path, err)
 				}
 			}
 			ov.cpa = &patched
@@ -287,6 +277,54 @@ func loadOverlays(t *testing.T) []*overlay {
 		out = append(out, ov)
 	}
 	return out
+}
+
+// applyOp applies one overlay patch operation to cr the way kustomize would, for the operations this repository
+// uses: config additions and same-key replacements, a container added to the pod template, and the template's
+// metadata (its annotations) added.
+func applyOp(cr *customPodAutoscaler, op jsonPatchOp) error {
+	switch {
+	case op.Op == "add" && op.Path == "/spec/config/-":
+		var e configEntry
+		if err := decodeStrict(op.Value, &e); err != nil {
+			return err
+		}
+		cr.Spec.Config = append(cr.Spec.Config, e)
+	case op.Op == "replace" && strings.HasPrefix(op.Path, "/spec/config/"):
+		var e configEntry
+		if err := decodeStrict(op.Value, &e); err != nil {
+			return err
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
+		if err != nil || i < 0 || i >= len(cr.Spec.Config) {
+			return errors.New("no such config entry")
+		}
+		if cr.Spec.Config[i].Name != e.Name {
+			return fmt.Errorf("swaps key %s for %s: an index shifted in the base", cr.Spec.Config[i].Name, e.Name)
+		}
+		cr.Spec.Config[i] = e
+	case op.Op == "add" && op.Path == "/spec/template/spec/containers/-":
+		var c corev1.Container
+		if err := decodeStrict(op.Value, &c); err != nil {
+			return err
+		}
+		cr.Spec.Template.Spec.Containers = append(cr.Spec.Template.Spec.Containers, c)
+	case op.Op == "add" && op.Path == "/spec/template/metadata":
+		if cr.Spec.Template.ObjectMeta != nil {
+			return errors.New("the base template has metadata: an add would replace it")
+		}
+		var m struct {
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := decodeStrict(op.Value, &m); err != nil {
+			return err
+		}
+		cr.Spec.Template.ObjectMeta = map[string]any{"annotations": m.Annotations}
+	default:
+		return errors.New("this test resolves additions to /spec/config/-, same-key replacements of /spec/config/N, " +
+			"additions to /spec/template/spec/containers/- and of /spec/template/metadata")
+	}
+	return nil
 }
 
 func TestEveryManifestDecodesStrictly(t *testing.T) {
@@ -398,6 +436,11 @@ func needed(t *testing.T, cr *customPodAutoscaler, ev settings.Evaluate) map[per
 		out[perm("", "configmaps", "create", "")] = true
 		out[perm("", "configmaps", "get", ev.Store.ConfigMap)] = true
 		out[perm("", "configmaps", "update", ev.Store.ConfigMap)] = true
+	}
+	// The exporter sidecar (deploy/overlays/exporter) only gets the state ConfigMap, with the pod's service account
+	// (shared/export: TestCollectorOverAConfigMap holds that it sends nothing but that GET).
+	if exporterContainer(cr) != nil && ev.Store.Backend == "configmap" {
+		out[perm("", "configmaps", "get", ev.Store.ConfigMap)] = true
 	}
 	// deletionCost: evaluate merge-patches controller.kubernetes.io/pod-deletion-cost onto the victims of a
 	// scale-down and patches it away from the previous ones (shared/decide/cluster.go); pod names change, so no
@@ -704,20 +747,27 @@ func TestTargetDeploymentAndServiceFit(t *testing.T) {
 				t.Errorf("no Service %s selecting the Deployment's pods", d.Name)
 			}
 			spec := ov.cpa.Spec.Template.Spec
-			if len(spec.Containers) != 1 || spec.Containers[0].Image == "" {
-				t.Fatalf("autoscaler template: want one container with an image")
+			// The autoscaler's container first (CPA runs in it), then at most the exporter sidecar.
+			want := 1
+			if exporterContainer(ov.cpa) != nil {
+				want = 2
 			}
-			sc := spec.Containers[0].SecurityContext
-			if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-				t.Errorf("autoscaler container must run as non-root without privilege escalation: %+v", sc)
+			if len(spec.Containers) != want || spec.Containers[0].Image == "" || len(spec.Containers[0].Command) > 0 {
+				t.Fatalf("autoscaler template: want the CPA container (an image, its CMD) and at most the exporter, got %d containers", len(spec.Containers))
 			}
 			vols := map[string]bool{}
 			for _, v := range spec.Volumes {
 				vols[v.Name] = true
 			}
-			for _, vm := range spec.Containers[0].VolumeMounts {
-				if !vols[vm.Name] {
-					t.Errorf("volumeMount %s has no volume", vm.Name)
+			for _, c := range spec.Containers {
+				sc := c.SecurityContext
+				if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+					t.Errorf("container %s must run as non-root without privilege escalation: %+v", c.Name, sc)
+				}
+				for _, vm := range c.VolumeMounts {
+					if !vols[vm.Name] {
+						t.Errorf("container %s: volumeMount %s has no volume", c.Name, vm.Name)
+					}
 				}
 			}
 		})

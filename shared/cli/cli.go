@@ -1,7 +1,8 @@
-// Package cli is the command line of inferscale's two CPA binaries. CPA
-// runs them with no arguments and the JSON on stdin; a person at a
-// terminal gets --help and --version instead of a process that waits on
-// stdin, and a stray argument is refused.
+// Package cli is the command line of inferscale's binaries. CPA runs
+// metric and evaluate with no arguments and the JSON on stdin; a person at
+// a terminal gets --help and --version instead of a process that waits on
+// stdin, and a stray argument is refused. The exporter, which reads no
+// stdin, adds its own flags.
 package cli
 
 import (
@@ -18,6 +19,11 @@ import (
 type Command struct {
 	Name  string // the binary's name, e.g. "evaluate"
 	Usage string // what it reads and prints, a few lines
+	// Synopsis is the usage line after the name (default "< input.json").
+	Synopsis string
+	// Flags declares the binary's own flags (nil: only --help and
+	// --version); they are set when Parse returns done false.
+	Flags func(*flag.FlagSet)
 }
 
 // Parse reads args (without the program name). It returns done when the
@@ -28,6 +34,9 @@ func (c Command) Parse(args []string, stdout, stderr io.Writer, stdinIsTerminal 
 	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	version := fs.Bool("version", false, "print the version and exit")
+	if c.Flags != nil {
+		c.Flags(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			c.help(stdout, fs)
@@ -41,7 +50,7 @@ func (c Command) Parse(args []string, stdout, stderr io.Writer, stdinIsTerminal 
 		fmt.Fprintf(stdout, "%s %s\n", c.Name, Version())
 		return 0, true
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q: it reads its input on stdin (see %s --help)\n", c.Name, fs.Arg(0), c.Name)
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (usage: %s %s; see %s --help)\n", c.Name, fs.Arg(0), c.Name, c.synopsis(), c.Name)
 		return 2, true
 	case stdinIsTerminal != nil && stdinIsTerminal():
 		fmt.Fprintf(stderr, "%s: stdin is a terminal: it reads CPA's JSON on stdin, e.g. %s < input.json (see %s --help)\n", c.Name, c.Name, c.Name)
@@ -51,10 +60,17 @@ func (c Command) Parse(args []string, stdout, stderr io.Writer, stdinIsTerminal 
 }
 
 func (c Command) help(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: %s < input.json\n\n%s\n\nflags:\n", c.Name, c.Usage)
+	fmt.Fprintf(w, "usage: %s %s\n\n%s\n\nflags:\n", c.Name, c.synopsis(), c.Usage)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprintf(w, "  -help\n    \tprint this text and exit\n\nSettings are environment variables (the CustomPodAutoscaler's config); docs/configuration.md lists them.\n")
+}
+
+func (c Command) synopsis() string {
+	if c.Synopsis == "" {
+		return "< input.json"
+	}
+	return c.Synopsis
 }
 
 // Version is the build's version: the module version when built from a

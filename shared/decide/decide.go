@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decisionlog"
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/signal"
@@ -64,6 +65,7 @@ func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries
 	if err := encodable(d); err != nil {
 		d, mem = held(d, cfg, err)
 	}
+	mem.Last = Summary(d, decisionlog.Active, cfg)
 	return d, state.Tick{At: now, Observed: seen, Decided: mem}, true
 }
 

@@ -136,6 +136,8 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
+		// The summary again, with the mode and the alerts raised since.
+		rec.Decided.Last = Summary(d, mode, cfg.Policy)
 		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
 		if trim := s.Record(rec); trim.Began {
 			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",

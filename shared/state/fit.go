@@ -238,6 +238,9 @@ func (s *State) bound() int {
 	if s.Service != nil {
 		n += encodedSize(s.Service)
 	}
+	if s.Last != nil {
+		n += encodedSize(s.Last)
+	}
 	return n + podsBound(s.Pods)
 }
 

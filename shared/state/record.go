@@ -65,6 +65,8 @@ type Decided struct {
 	Events json.RawMessage
 	// Advisory is this tick's advisory decision (nil: active mode).
 	Advisory *AdvisoryTick
+	// Last summarises the decision for the exporter (nil: none kept).
+	Last *Last
 }
 
 // Record stores one tick in s. It is the only function that changes a
@@ -119,6 +121,7 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 		s.LastScaleUpSignals = d.Signals
 	}
 	s.LastTick = &at
+	s.recordLast(d.Last)
 	s.notePeak(at, d.Need)
 	if d.Events != nil {
 		s.Events = nil

@@ -71,6 +71,7 @@ func (s *State) sanitize() []string {
 		reset("scale-up signal count")
 	}
 	notes = append(notes, s.sanitizeHistory()...)
+	notes = append(notes, s.sanitizeLast()...)
 	if s.Service != nil && s.Service.Check() != nil {
 		s.Service = nil
 		reset("service memory (fit, forecast, mix)")

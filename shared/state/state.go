@@ -96,6 +96,9 @@ type State struct {
 	// Advisory is the decision history of advisory mode, oldest first, at
 	// most MaxAdvisory ticks: what inferscale would have asked for.
 	Advisory []AdvisoryTick `json:"advisory,omitempty"`
+	// Last summarises the last saved tick's decision for the exporter
+	// (nil in a state written before it was kept).
+	Last *Last `json:"last,omitempty"`
 	// Trimmed is true when the last Record had to shed detail to fit
 	// MaxStateBytes (so the next one says so only when it begins again).
 	Trimmed bool `json:"trimmed,omitempty"`

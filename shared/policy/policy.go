@@ -16,7 +16,9 @@
 //     complete data, and a simulated removal that keeps headroom.
 //  3. stabilise (stabilise.go): the stabilisation windows and cooldowns.
 //  4. floors (floors.go): the schedule and predictive floors.
-//  5. bounds (bounds.go): minReplicas and maxReplicas.
+//  5. bounds (bounds.go): minReplicas and maxReplicas; and no scale-down
+//     while an objective is breached, whatever the breach is attributed
+//     to (breach.go).
 package policy
 
 import (
@@ -116,7 +118,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	rec := combine(&d, in, cfg)
 	target := stabilise(&d, st, cfg, current, rec, now)
 	target = floors(&d, st, cfg, in, target, now)
-	d.Target = bounds(&d, cfg, rec, target)
+	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
 	if d.service != nil && d.Plan.Valid {
 		// A scale-up a reactive signal asked for is held like the plan's.
 		held := max(d.Plan.Need, d.Plan.NeedDown)

@@ -10,7 +10,8 @@
 //   - GPU-hours ≤ 1.15 × the oracle's where the oracle's mean fleet is at
 //     least 8 pods;
 //   - nothing killed by scale-down;
-//   - at most one flap (direction reversal within 5 min) per hour.
+//   - at most one flap (direction reversal within 5 min) per hour;
+//   - no scale-down while the TTFT objective is breached (DownsInBreach).
 //
 // Oracle and static results do not depend on the policy, so they are
 // cached on disk, keyed by the cell and engine.Version / oracle.Version:
@@ -160,6 +161,9 @@ type Row struct {
 	Killed       int // by scale-down
 	Unfinished   int // at the end of the replay
 	FlapsPerHour float64
+	// DownsInBreach counts scale-downs while the TTFT objective was
+	// breached (Breach.DownsInBreach).
+	DownsInBreach int
 
 	// The clairvoyant oracle (OracleOK false: none found).
 	OracleOK         bool
@@ -180,17 +184,18 @@ type Row struct {
 // Verdict is a row's pass or fail per criterion; NearOracle is nil where
 // it does not apply (the oracle's fleet is small, or there is none).
 type Verdict struct {
-	Attainment    bool
-	BelowStatic   bool
-	NearOracle    *bool
-	NoKills       bool
-	FewFlaps      bool
-	AttainmentBar float64 // the attainment the row had to reach
+	Attainment     bool
+	BelowStatic    bool
+	NearOracle     *bool
+	NoKills        bool
+	FewFlaps       bool
+	NoDownInBreach bool
+	AttainmentBar  float64 // the attainment the row had to reach
 }
 
 // All reports whether every applicable criterion passed.
 func (v Verdict) All() bool {
-	return v.Attainment && v.BelowStatic && (v.NearOracle == nil || *v.NearOracle) && v.NoKills && v.FewFlaps
+	return v.Attainment && v.BelowStatic && (v.NearOracle == nil || *v.NearOracle) && v.NoKills && v.FewFlaps && v.NoDownInBreach
 }
 
 // Judge fills the row's verdict.
@@ -210,6 +215,7 @@ func (s Settings) Judge(r *Row) {
 	}
 	v.NoKills = r.Killed == 0
 	v.FewFlaps = r.FlapsPerHour <= s.MaxFlapsHour+1e-12
+	v.NoDownInBreach = r.DownsInBreach == 0
 	r.Verdict = v
 }
 

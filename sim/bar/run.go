@@ -117,6 +117,7 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	row.Attainment = res.FeasibleTTFTAttainment()
 	row.GPUHours = res.GPUHours()
 	row.Killed, row.Unfinished = res.Killed, res.Unfinished
+	row.DownsInBreach = DefaultBreach(cfg).DownsInBreach(res, reqs)
 	if hours := res.EndSeconds / 3600; hours > 0 {
 		row.FlapsPerHour = float64(report.Flaps(res.ScaleEvents)) / hours
 	}

@@ -108,6 +108,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		}
 		plan, next := sizing.Assess(v, prev, cfg.Sizing(), now)
 		in.Plan, d.Plan, d.service = &plan, &plan, &next
+		if plan.ForecastReset {
+			d.because("forecast restarted: the stored one counted pods of work (a unit a refit of the model redefines); it now counts %s", sizing.ForecastUnit)
+		}
 	}
 	d.Rules = evaluate(in, cfg)
 	for _, r := range d.Rules {

@@ -2,14 +2,15 @@
 //
 //  1. folds the pods' readings into the service model (package model):
 //     the iteration-time fit, the request mix and the prompt lengths;
-//  2. turns the arrival rate into work — requests per second times the
-//     GPU-seconds one request of the current mix costs — so a change of
-//     prompt or output lengths, or a faster or slower GPU, changes the plan
-//     without a setting;
-//  3. forecasts that demand over the horizon a new pod needs to become
-//     ready, H = the pods' observed startup p90 + the CPA interval + the
-//     metric lag, with an upper bound calibrated on the workload's own
-//     forecast errors (package forecast);
+//  2. forecasts the arrival rate (requests per second, what the server
+//     counts) over the horizon a new pod needs to become ready, H = the
+//     pods' observed startup p90 + the CPA interval + the metric lag, with
+//     an upper bound calibrated on the workload's own forecast errors
+//     (package forecast);
+//  3. turns it into work with the current model — requests per second
+//     times the GPU-seconds one request of the current mix costs — so a
+//     refit, a change of prompt or output lengths, or a faster or slower
+//     GPU, changes the plan at once without a setting;
 //  4. staffs it: with R the upper-bound demand in pods at one pod's
 //     ceiling (model.Ceiling: its batch and KV limits), the fleet is
 //     n = ⌈R + β·√R⌉, square-root staffing (Halfin–Whitt), where the
@@ -117,17 +118,25 @@ type Assessment struct {
 	// within the horizon).
 	Demand      float64 `json:"demand"`
 	ArrivalRate float64 `json:"arrivalRate"`
+	// Backlog is the waiting requests drained within the horizon, in
+	// requests per second on top of the arrivals.
+	Backlog float64 `json:"backlog"`
 	// WorkPerRequest is the GPU-seconds one request of the mix costs.
-	WorkPerRequest float64           `json:"workPerRequest"`
-	Mix            model.Mix         `json:"mix"`
-	Forecast       forecast.Forecast `json:"forecast"`
+	WorkPerRequest float64   `json:"workPerRequest"`
+	Mix            model.Mix `json:"mix"`
+	// Forecast is the arrival rate's forecast, in requests per second
+	// (ForecastUnit); ForecastReset says this tick dropped a stored one in
+	// another unit.
+	Forecast      forecast.Forecast `json:"forecast"`
+	ForecastReset bool              `json:"forecastReset,omitempty"`
 	// Params is the iteration-time model used; ParamsSource says whether
 	// it is still the prior or fitted, from Samples samples.
 	Params       model.Params  `json:"params"`
 	ParamsSource string        `json:"paramsSource"`
 	Samples      int           `json:"samples"`
 	Ceiling      model.Ceiling `json:"ceiling"`
-	// Offered is the forecast's upper bound in pods at the ceiling (R);
+	// Offered is the forecast's upper bound (with the backlog) in pods at
+	// the ceiling (R);
 	// Beta the learned headroom; Need = ⌈R + β√R⌉.
 	Offered float64 `json:"offered"`
 	Beta    float64 `json:"beta"`
@@ -149,6 +158,23 @@ type Assessment struct {
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
+}
+
+// ForecastUnit is what the forecast counts: arrivals, in requests per
+// second. Before it had a unit the forecast counted pods of work, which a
+// refit of the model redefines.
+const ForecastUnit = "requests/s"
+
+// continueForecast readies st for this tick's arrival rate: a stored
+// forecast in another unit (or none named: the pods of work of earlier
+// releases) is dropped, reported true, and starts again from this tick.
+func continueForecast(st *forecast.State) (reset bool) {
+	if st.Unit == ForecastUnit {
+		return false
+	}
+	reset = !st.At.IsZero()
+	*st = forecast.State{Unit: ForecastUnit}
+	return reset
 }
 
 // Horizon is H in seconds for a startup p90 of startup seconds (below a
@@ -181,7 +207,10 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	h := o.Horizon(v.StartupSeconds)
 	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
 	a.WorkPerRequest = params.Work(next.Mix)
-	a.Demand = a.ArrivalRate*a.WorkPerRequest + v.Waiting*a.WorkPerRequest/math.Max(h, 30)
+	// The waiting backlog, drained within the horizon, is demand now but
+	// not part of the arrival series the forecast learns.
+	a.Backlog = v.Waiting / math.Max(h, 30)
+	a.Demand = (a.ArrivalRate + a.Backlog) * a.WorkPerRequest
 	a.Ceiling = params.Ceiling(next.Mix, o.Limits)
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
@@ -193,10 +222,14 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		a.Beta = next.Beta
 	}
 
+	// The forecast counts requests per second, what the server counts,
+	// and the current model turns it into work: a refit or a new mix moves
+	// the plan at once and never leaves the forecast in stale units.
+	a.ForecastReset = continueForecast(&next.Forecast)
 	fo := forecast.DefaultOptions(time.Duration(h * float64(time.Second)))
 	fo.Miss = o.Miss
-	a.Forecast = forecast.Observe(&next.Forecast, a.Demand, now, fo)
-	a.Offered = a.Forecast.Upper / ceiling
+	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
+	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
 	a.Need = Staff(a.Offered, a.Beta, o.MaxPods)
 	a.NeedDown = Staff(a.Offered*(1+DownTolerance), a.Beta, o.MaxPods)
 	if a.Demand > 0 || v.Waiting > 0 {
@@ -206,8 +239,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.HoldSeconds = math.Max(h, o.HoldMin)
 	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
 	a.Hold = hold(&next, max(a.Need, a.NeedDown), now, a.HoldSeconds)
-	if a.Need > 0 && a.WorkPerRequest > 0 {
-		a.PerPodRPS = a.Forecast.Point / a.WorkPerRequest / float64(a.Need)
+	if a.Need > 0 {
+		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
 	}
 	return a, next
 }

@@ -143,3 +143,46 @@ func TestTheHoldKeepsTheLargestRecentNeed(t *testing.T) {
 		t.Errorf("an hour later: hold %d with %d needs kept, want the current 4 and none", h, len(s.Needs))
 	}
 }
+
+// TestARefitMovesThePlanAtOnce: the forecast counts requests per second
+// and the current model turns them into work, so when the fit moves (here
+// every coefficient doubles: a GPU twice as slow as the prior) the very
+// next tick's plan doubles its offered load, and the forecast's level is
+// still the arrival rate, not work in the old model's units.
+func TestARefitMovesThePlanAtOnce(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	for i := 0; i < 40; i++ {
+		a, st = Assess(view(10, 100), st, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	twice := model.DefaultPrior()
+	twice.Alpha, twice.Beta, twice.GammaSeq, twice.GammaKV = 2*twice.Alpha, 2*twice.Beta, 2*twice.GammaSeq, 2*twice.GammaKV
+	th := []float64{twice.Alpha, twice.Beta, twice.GammaSeq, twice.GammaKV}
+	st.Fit.Step = model.NewKalman(th, th)
+	b, next := Assess(view(10, 100), st, o, t0.Add(40*15*time.Second))
+	if got := b.Offered / a.Offered; math.Abs(got-2) > 0.05 {
+		t.Errorf("the model's work per request doubled; the offered load moved ×%.3f (%.3g → %.3g pods), want ×2 at once", got, a.Offered, b.Offered)
+	}
+	if math.Abs(next.Forecast.Level-100)/100 > 0.02 || next.Forecast.Unit != ForecastUnit {
+		t.Errorf("forecast level %.4g %q after the refit, want the arrival rate 100 %s", next.Forecast.Level, next.Forecast.Unit, ForecastUnit)
+	}
+}
+
+// TestAForecastInTheOldUnitIsRestarted: a state written by a release whose
+// forecast counted pods of work (no unit) is not continued in requests per
+// second; the plan says so and starts again from the tick's arrival rate.
+func TestAForecastInTheOldUnitIsRestarted(t *testing.T) {
+	var old state.Service
+	old.Forecast.Level, old.Forecast.At, old.Forecast.Scores = 3.5, t0.Add(-15*time.Second), []float64{0.1, 0.2}
+	a, next := Assess(view(10, 100), old, options(), t0)
+	if !a.ForecastReset || next.Forecast.Unit != ForecastUnit || next.Forecast.Level != 100 || len(next.Forecast.Scores) != 0 {
+		t.Errorf("old-unit forecast: reset %v, next %+v; want a reported restart at 100 %s", a.ForecastReset, next.Forecast, ForecastUnit)
+	}
+	if b, _ := Assess(view(10, 100), next, options(), t0.Add(15*time.Second)); b.ForecastReset {
+		t.Error("a forecast in requests/s is restarted again")
+	}
+	if a, _ := Assess(view(10, 100), state.Service{}, options(), t0); a.ForecastReset {
+		t.Error("a first tick reports a restart")
+	}
+}

@@ -74,14 +74,14 @@ func byWaiting(r Rule, waited, target float64, unread bool, base int) Rule {
 	switch {
 	case r.Over && !caused:
 		r.Over, r.Proposal = false, 0
-		r.Note += fmt.Sprintf(" but waiting pushed only %.2g%% of requests past it: not load-driven", 100*waited)
-		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
+		r.Note += fmt.Sprintf(" but load (waiting, prefills stretched by other requests) pushed only %.2g%% of requests past it: not load-driven", 100*waited)
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although load (waiting, stretched prefills) explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
 		r.Low = !unread
 	case !r.Over && !caused:
 		r.Low = r.Low || !unread
 	case r.Over && caused:
 		r.Proposal = min(r.Proposal, base+1)
-		r.Note += fmt.Sprintf(", waiting pushed %.2g%% of requests past it: one pod more", 100*waited)
+		r.Note += fmt.Sprintf(", load (waiting, stretched prefills) pushed %.2g%% of requests past it: one pod more", 100*waited)
 	}
 	return r
 }

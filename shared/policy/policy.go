@@ -123,9 +123,12 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	target = floors(&d, st, cfg, in, target, now)
 	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
 	if d.service != nil && d.Plan.Valid {
-		// A scale-up a reactive signal asked for is held like the plan's.
-		held := max(d.Plan.Need, d.Plan.NeedDown)
-		if rec > current {
+		// The hold keeps the arrivals' need, and a scale-up a reactive
+		// signal asked for while the fleet was at the plan (the plan was
+		// short); one asked for while pods were still on their way (a cold
+		// start, its backlog) is not kept once they have arrived.
+		held := d.Plan.HoldNeed
+		if rec > current && !d.Plan.Below {
 			held = max(held, rec)
 		}
 		sizing.Remember(d.service, now, held)

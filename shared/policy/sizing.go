@@ -104,11 +104,13 @@ func downBlocked(in Input, floor int) string {
 	return ""
 }
 
-// queueingMiss is the plan's reading of this tick's waiting (nil without
-// a plan or a reading).
+// queueingMiss is the plan's reading of the share of this tick's
+// requests that load pushed past the objective — waiting, and in a breach
+// prefills stretched by other requests' chunks (nil without a plan or a
+// reading).
 func queueingMiss(p *sizing.Assessment) *float64 {
 	if p == nil || !p.Valid {
 		return nil
 	}
-	return p.QueueingMiss
+	return p.LoadMiss
 }

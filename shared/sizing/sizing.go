@@ -27,6 +27,7 @@
 package sizing
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -148,6 +149,13 @@ type Assessment struct {
 	NeedDown    int     `json:"needDown"`
 	Hold        int     `json:"hold"`
 	HoldSeconds float64 `json:"holdSeconds"`
+	// HoldNeed is what this tick adds to the hold: the need of the
+	// arrivals' forecast alone, without the backlog.
+	HoldNeed int `json:"holdNeed"`
+	// Below is true when the fleet is below what the last tick's plan
+	// asked for (pods starting, fewer ready than planned): misses then do
+	// not raise β, and a reactive scale-up is not held.
+	Below bool `json:"below,omitempty"`
 	// Headroom is the β the ready pods have now against the demand.
 	Headroom float64 `json:"headroom"`
 	// QueueingMiss is the share of this tick's requests that waiting to be
@@ -155,6 +163,14 @@ type Assessment struct {
 	// Target share the headroom aims it at.
 	QueueingMiss *float64 `json:"queueingMiss,omitempty"`
 	Target       float64  `json:"target"`
+	// LoadMiss is the share of this tick's requests that load pushed past
+	// the objective (nil: no reading): the waiting, and in a breach every
+	// miss beyond the prompts no idle pod prefills in time — prefills
+	// stretched by other requests' chunks are load too. LoadNote says how
+	// it was read. The headroom learns from it and a latency breach is
+	// load-driven when it exceeds the miss budget.
+	LoadMiss *float64 `json:"loadMiss,omitempty"`
+	LoadNote string   `json:"loadNote,omitempty"`
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
@@ -214,11 +230,21 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.Ceiling = params.Ceiling(next.Mix, o.Limits)
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
-	if a.QueueingMiss = queueingMiss(&next, v.Service, params, o); a.QueueingMiss != nil {
-		// Only a fleet near what β asks for at this demand (one pod of
-		// slack for rounding) says whether β is enough.
-		near := v.Ready <= Staff(a.Demand/ceiling, next.Beta, o.MaxPods)+1
-		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, near, least)
+	a.HoldSeconds = math.Max(h, o.HoldMin)
+	// The fleet is below the plan while pods it asked for are not ready
+	// (starting, a cold start, the backlog of a scale-up still draining):
+	// misses then are the plan's delay, which headroom cannot fix.
+	a.Below = v.Starting > 0 || v.Ready < prev.Planned
+	a.QueueingMiss = queueingMiss(&next, v.Service, params, o)
+	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
+	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
+	if a.LoadMiss != nil {
+		// A fleet near what β asks for at this demand (one pod of slack
+		// for rounding), or at what the hold keeps, says whether β is
+		// enough; one far above it (a reactive scale-up) says nothing.
+		held := recentHold(next.Needs, 0, now, a.HoldSeconds)
+		near := v.Ready <= max(Staff(a.Demand/ceiling, next.Beta, o.MaxPods), held)+1
+		next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, least)
 		a.Beta = next.Beta
 	}
 
@@ -236,9 +262,16 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}
 	next.Ticks++
-	a.HoldSeconds = math.Max(h, o.HoldMin)
 	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
-	a.Hold = hold(&next, max(a.Need, a.NeedDown), now, a.HoldSeconds)
+	// What the hold remembers is the need of the arrivals alone: a
+	// backlog draining is demand now, not a need to keep for minutes.
+	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
+	a.HoldNeed = max(Staff(base, a.Beta, o.MaxPods), Staff(base*(1+DownTolerance), a.Beta, o.MaxPods))
+	if a.Demand > 0 {
+		a.HoldNeed = max(a.HoldNeed, 1)
+	}
+	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown)
+	next.Planned = a.Need
 	if a.Need > 0 {
 		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
 	}
@@ -277,12 +310,14 @@ func Staff(r, beta float64, maxPods int) int {
 // tick counts for at most MaxMissFactor times the target: one overload
 // (a first burst, pods still starting) must not buy headroom for hours.
 // A tick without excess misses lowers β only if the fleet was near what β
-// asks for (near): a fleet far above its plan (a reactive scale-up, a
-// hold) missing nothing says nothing about whether β is enough.
-func learnHeadroom(beta, miss, target, requests float64, near bool, least float64) float64 {
+// asks for or what the hold keeps (near): a fleet far above its plan (a
+// reactive scale-up) missing nothing says nothing about whether β is
+// enough. Misses while the fleet is below the plan (below: pods asked for
+// not ready yet) do not raise it: headroom could not have prevented them.
+func learnHeadroom(beta, miss, target, requests float64, near, below bool, least float64) float64 {
 	w := requests / (requests + HalfWeightRequests)
 	step := Gain * w * (math.Min(miss, MaxMissFactor*target) - target)
-	if step < 0 && !near {
+	if step < 0 && !near || step > 0 && below {
 		return beta
 	}
 	beta += step
@@ -290,17 +325,30 @@ func learnHeadroom(beta, miss, target, requests float64, near bool, least float6
 }
 
 // hold drops the needs older than the hold and returns the largest of
-// the rest and need.
+// the rest and need. It keeps the largest need, bursts included: a
+// scale-up a burst asked for and a hold that forgot it is a flap (keeping
+// only needs that lasted a minute cut the GPU-hours by up to 30 % and
+// raised Mooncake's flaps from 1-2 to 8-24 an hour). What it no longer
+// keeps is a backlog draining (Assessment.HoldNeed).
 func hold(next *state.Service, need int, now time.Time, seconds float64) int {
 	kept := next.Needs[:0]
-	h := need
 	for _, n := range next.Needs {
 		if age := now.Sub(n.At).Seconds(); age >= 0 && age < seconds {
 			kept = append(kept, n)
-			h = max(h, n.Pods)
 		}
 	}
 	next.Needs = kept
+	return recentHold(kept, need, now, seconds)
+}
+
+// recentHold is the largest of need and the needs of the last seconds.
+func recentHold(needs []state.Need, need int, now time.Time, seconds float64) int {
+	h := need
+	for _, n := range needs {
+		if age := now.Sub(n.At).Seconds(); age >= 0 && age < seconds {
+			h = max(h, n.Pods)
+		}
+	}
 	return h
 }
 
@@ -370,6 +418,88 @@ func queueingMiss(next *state.Service, svc fleet.Service, params model.Params, o
 	miss := params.QueueingMiss(prompts, o.Limits.ChunkTokens, o.TTFTSLO, le, c, svc.Queue.Count)
 	return &miss
 }
+
+// breachRequests is the fewest first tokens a tick needs for its TTFT
+// histogram to say the objective is breached.
+const breachRequests = 20
+
+// loadMiss is the share of the tick's requests that load pushed past the
+// objective: what waited (queueing, nil without a queue-time reading)
+// and, while the TTFT histogram shows a breach, every miss beyond the
+// prompts no idle pod prefills in time. vLLM V1 admits a request into the
+// running batch at once while the KV cache allows, so on long-prompt
+// traffic the delay is other prompts' chunks sharing each step's token
+// budget, not the queue; more pods shorten it (fewer prompts share each
+// pod). With the model unfitted the infeasible share is the prior's
+// guess; with no prompt lengths every miss counts: a breach is
+// load-driven until more pods fail to move it.
+func loadMiss(next *state.Service, v fleet.View, params model.Params, o Options, queueing *float64) (*float64, string) {
+	svc := v.Service
+	ttft := lengths(svc.TTFT)
+	if ttft.Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= o.TTFTSLO {
+		if queueing == nil {
+			return nil, ""
+		}
+		return queueing, "waiting (queue-time histogram)"
+	}
+	missed := 1 - ttft.CDF(o.TTFTSLO)
+	if !finite(missed) {
+		return queueing, "waiting (queue-time histogram)"
+	}
+	prompts := next.Prompts
+	if svc.Prompts.Count > 0 {
+		prompts = lengths(svc.Prompts)
+	}
+	infeasible := 0.0
+	if prompts.Count > 0 {
+		if f := prompts.CDF(params.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)); finite(f) {
+			infeasible = 1 - f
+		}
+	}
+	miss := math.Max(0, missed-infeasible)
+	if queueing != nil && *queueing >= miss {
+		return queueing, "waiting (queue-time histogram)"
+	}
+	return &miss, fmt.Sprintf("TTFT misses %.2g%% beyond the %.2g%% of prompts no idle pod prefills in time (waiting and stretched prefills)", 100*miss, 100*infeasible)
+}
+
+// UnmovedGain is how fast Unmoved follows the misses seen at ample
+// headroom (per tick).
+const UnmovedGain = 0.2
+
+// unmoved learns what more pods did not fix and takes it out of the load
+// miss: while the ready fleet is well above what the last plan asked for
+// (a quarter more, at least one pod: a reactive scale-up, the hold), the
+// misses beyond waiting are taken as unmovable; a breach that only they
+// explain is then an alert, not a scale-up (a slow model, prompts the
+// prior thinks short). The estimate moves only at such ticks, so it
+// unlearns as soon as an ample fleet misses less.
+func unmoved(next *state.Service, v fleet.View, slo float64, planned int, queueing, load *float64, note string) (*float64, string) {
+	// Only a breach reads the misses beyond waiting (loadMiss).
+	if load == nil || planned <= 0 || lengths(v.Service.TTFT).Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= slo {
+		return load, note
+	}
+	excess := *load
+	if queueing != nil {
+		excess = math.Max(0, *load-*queueing)
+	}
+	if v.Starting == 0 && v.Ready >= max(planned+1, int(math.Ceil(1.25*float64(planned)))) {
+		next.Unmoved += UnmovedGain * (excess - next.Unmoved)
+	}
+	if next.Unmoved <= 0 || excess <= 0 {
+		return load, note
+	}
+	miss := math.Max(0, *load-math.Min(excess, next.Unmoved))
+	if queueing != nil {
+		miss = math.Max(miss, *queueing)
+	}
+	return &miss, note + fmt.Sprintf(", less %.2g%% that more pods did not move", 100*math.Min(excess, next.Unmoved))
+}
+
+// loadCount is how many requests the tick's miss reading stands for.
+func loadCount(svc fleet.Service) float64 { return math.Max(svc.Queue.Count, svc.TTFT.Count) }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // lengths is a histogram delta as model.Lengths.
 func lengths(h signal.Histogram) model.Lengths {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -56,24 +57,24 @@ func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
 
 func TestHeadroomRisesOnMissesAndFallsOnlyNearThePlan(t *testing.T) {
 	target := 0.007
-	b := learnHeadroom(2, 0.5, target, 1000, true, DefaultMinHeadroom)
+	b := learnHeadroom(2, 0.5, target, 1000, true, false, DefaultMinHeadroom)
 	if b <= 2 || b > 2+Gain*MaxMissFactor*target+1e-9 {
 		t.Errorf("a tick losing half its requests to waiting moved β 2 -> %.3f; want up, by at most %g", b, Gain*MaxMissFactor*target)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, true, DefaultMinHeadroom); b >= 3 {
+	if b := learnHeadroom(3, 0, target, 1000, true, false, DefaultMinHeadroom); b >= 3 {
 		t.Errorf("no misses at the plan's headroom kept β at %.3f; want it lower", b)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, false, DefaultMinHeadroom); b != 3 {
+	if b := learnHeadroom(3, 0, target, 1000, false, false, DefaultMinHeadroom); b != 3 {
 		t.Errorf("no misses with far more headroom than planned moved β 3 -> %.3f; that says nothing", b)
 	}
-	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, DefaultMinHeadroom); b != DefaultMinHeadroom {
+	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, false, DefaultMinHeadroom); b != DefaultMinHeadroom {
 		t.Errorf("β fell below MinHeadroom: %.3f", b)
 	}
-	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, DefaultMinHeadroom); b != MaxHeadroom {
+	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, false, DefaultMinHeadroom); b != MaxHeadroom {
 		t.Errorf("β rose above MaxHeadroom: %.3f", b)
 	}
 	// A tick with few requests counts for little.
-	if few, many := learnHeadroom(2, 0.1, target, 5, true, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, DefaultMinHeadroom); few-2 >= (many-2)/5 {
+	if few, many := learnHeadroom(2, 0.1, target, 5, true, false, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, false, DefaultMinHeadroom); few-2 >= (many-2)/5 {
 		t.Errorf("5 requests moved β by %.4f, 5000 by %.4f", few-2, many-2)
 	}
 }
@@ -184,5 +185,92 @@ func TestAForecastInTheOldUnitIsRestarted(t *testing.T) {
 	}
 	if a, _ := Assess(view(10, 100), state.Service{}, options(), t0); a.ForecastReset {
 		t.Error("a first tick reports a restart")
+	}
+}
+
+// missing is a view whose tick's requests all waited 2.5-5 s to be
+// scheduled: far past the 2 s objective.
+func missing(ready, starting int, rps float64) fleet.View {
+	v := view(ready, rps)
+	v.Starting = starting
+	v.Service.Queue.Count, v.Service.Queue.Sum = 300, 900
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 1, Count: 0}, {UpperBound: 2.5, Count: 0}, {UpperBound: 5, Count: 300}}
+	return v
+}
+
+// TestBetaIgnoresMissesDuringAColdStart: two pods under a load that needs
+// ten, eight on their way. The requests miss because the pods asked for
+// are not ready — headroom could not have prevented that — so β does not
+// move; nor while the pods asked for are ready but fewer than the plan
+// (Planned). The same misses at the plan raise it.
+func TestBetaIgnoresMissesDuringAColdStart(t *testing.T) {
+	o := options()
+	prev := state.Service{Beta: 1.5, Ticks: 10, Planned: 10}
+	for name, v := range map[string]fleet.View{"starting": missing(2, 8, 200), "ready below the plan": missing(6, 0, 200)} {
+		a, next := Assess(v, prev, o, t0)
+		if a.QueueingMiss == nil || *a.QueueingMiss < 0.5 {
+			t.Fatalf("%s: the tick's misses were not read: %v", name, a.QueueingMiss)
+		}
+		if !a.Below || next.Beta != prev.Beta {
+			t.Errorf("%s: β %.3g → %.3g (below %v); misses below the plan must not move it", name, prev.Beta, next.Beta, a.Below)
+		}
+	}
+	at := prev
+	at.Planned = 6
+	if _, next := Assess(missing(6, 0, 200), at, o, t0); next.Beta <= prev.Beta {
+		t.Errorf("the same misses at the plan left β at %.3g; they must raise it", next.Beta)
+	}
+}
+
+// TestBetaFallsAtTheHeldFleetWhenNothingIsMissed: the hold keeps twelve
+// pods (a need from a minute ago) where β asks for fewer at the current
+// demand; with nothing missed, β comes down, tick after tick.
+func TestBetaFallsAtTheHeldFleetWhenNothingIsMissed(t *testing.T) {
+	o := options()
+	st := state.Service{Beta: 3, Ticks: 100, Planned: 5}
+	for i := 0; i < 8; i++ {
+		Remember(&st, t0.Add(time.Duration(i-8)*15*time.Second), 12)
+	}
+	v := view(12, 30)
+	v.Service.Queue.Count, v.Service.Queue.Sum = 500, 0.5
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 0.1, Count: 500}}
+	a, next := Assess(v, st, o, t0)
+	if n := Staff(a.Demand/a.Ceiling.Utilisation, 3, o.MaxPods); n+1 >= 12 {
+		t.Fatalf("the demand alone needs %d pods: the fleet is not above it, the test proves nothing", n)
+	}
+	if next.Beta >= 3 {
+		t.Errorf("no misses at the held fleet of 12: β %.3g, want it below 3", next.Beta)
+	}
+}
+
+// TestTheHoldIgnoresABacklogDrain: a flat 60 req/s, then a backlog of
+// 3,000 waiting requests for a minute (what a cold start leaves). The
+// backlog asked for more pods while it lasted; once it has drained the
+// hold is the flat load's need, not the backlog's for ten minutes.
+func TestTheHoldIgnoresABacklogDrain(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+	i := 0
+	for ; i < 60; i++ {
+		a, st = Assess(view(10, 60), st, o, at(i))
+		Remember(&st, at(i), a.HoldNeed)
+	}
+	flat := a.Hold
+	peak := 0
+	for ; i < 64; i++ {
+		v := view(10, 60)
+		v.Waiting = 3000
+		a, st = Assess(v, st, o, at(i))
+		peak = max(peak, a.Need)
+		Remember(&st, at(i), a.HoldNeed)
+	}
+	if peak <= flat+2 {
+		t.Fatalf("the backlog asked for %d pods against %d: the test proves nothing", peak, flat)
+	}
+	a, _ = Assess(view(10, 60), st, o, at(i))
+	if a.Hold != flat {
+		t.Errorf("after the backlog drained the hold is %d (the backlog's need %d); want the arrivals' %d", a.Hold, peak, flat)
 	}
 }

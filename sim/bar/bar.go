@@ -33,6 +33,39 @@ import (
 type Workload struct {
 	Name  string
 	Trace runner.Trace // Seed is set per cell
+	// ColdStart, when set, starts the policy (not the oracle or the static
+	// fleets, which are cached with the plain cell) from this many pods.
+	ColdStart int
+	// Engine, when set, changes the cell's fleet model without telling
+	// the policy (its prior stays the default): an engine off the prior.
+	Engine func(engine.Model) engine.Model
+}
+
+// Stress are the cells issue 14 adds: a cold start from an under-sized
+// fleet (2 pods under the demo ×4's 10-60-pod load) and engines off the
+// policy's prior (prefill ×4 slower on the long-prompt Mooncake trace,
+// decode ×2 slower on the demo; both ×0.5 is GPU speed 2 of the matrix).
+// The metric subsets of the server presets and a 24 h day are not cells:
+// the fleet model exposes every vLLM series (see docs/performance.md).
+func Stress(shared string) []Workload {
+	w := Workloads(shared)
+	byName := map[string]Workload{}
+	for _, x := range w {
+		byName[x.Name] = x
+	}
+	cold := byName["demo-x4"]
+	cold.Name, cold.ColdStart = "demo-x4-cold2", 2
+	prefill := byName["mooncake-conv"]
+	prefill.Name, prefill.Engine = "mooncake-conv-prefill×4", func(m engine.Model) engine.Model {
+		m.PerPrefillToken, m.PerAttnPair = 4*m.PerPrefillToken, 4*m.PerAttnPair
+		return m
+	}
+	decode := byName["demo"]
+	decode.Name, decode.Engine = "demo-decode×2", func(m engine.Model) engine.Model {
+		m.PerDecodeSeq, m.PerKVToken = 2*m.PerDecodeSeq, 2*m.PerKVToken
+		return m
+	}
+	return []Workload{cold, prefill, decode}
 }
 
 // Workloads are the matrix's traces, files under shared (../shared):
@@ -43,12 +76,12 @@ type Workload struct {
 func Workloads(shared string) []Workload {
 	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
 	return []Workload{
-		{"demo", runner.Trace{Spec: "synthetic:demo"}},
-		{"azure-code", runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
-		{"mooncake-conv", runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
-		{"servegen-morning", runner.Trace{Spec: tr("servegen", "servegen_trace_csvs_m-large.tar.gz"),
+		{Name: "demo", Trace: runner.Trace{Spec: "synthetic:demo"}},
+		{Name: "azure-code", Trace: runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
+		{Name: "mooncake-conv", Trace: runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
+		{Name: "servegen-morning", Trace: runner.Trace{Spec: tr("servegen", "servegen_trace_csvs_m-large.tar.gz"),
 			Start: 30 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},
-		{"demo-x4", runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
+		{Name: "demo-x4", Trace: runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
 	}
 }
 
@@ -143,6 +176,9 @@ func DefaultSettings() Settings {
 func (s Settings) Config(c Case) engine.Config {
 	cfg := engine.DefaultConfig()
 	cfg.Seed = uint64(c.Seed)
+	if c.Workload.Engine != nil {
+		cfg.Model = c.Workload.Engine(cfg.Model)
+	}
 	cfg.Model = cfg.Model.Scaled(c.Speed)
 	cfg.Startup.MedianSeconds = max(c.Startup.Seconds-cfg.Startup.PendingSeconds, 0)
 	cfg.Startup.Sigma = c.Startup.Sigma

@@ -103,11 +103,15 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
 	row := Row{Case: c.Name()}
 
-	b, err := runner.Build(r.Policy, cfg, r.Options)
+	pcfg := cfg
+	if c.Workload.ColdStart > 0 {
+		pcfg.InitialReplicas = c.Workload.ColdStart
+	}
+	b, err := runner.Build(r.Policy, pcfg, r.Options)
 	if err != nil {
 		return Row{}, err
 	}
-	res, err := runner.Run(ctx, cfg, reqs, b)
+	res, err := runner.Run(ctx, pcfg, reqs, b)
 	if cerr := b.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

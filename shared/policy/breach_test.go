@@ -2,12 +2,14 @@ package policy_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -53,5 +55,30 @@ func TestNoTickScalesDownInABreach(t *testing.T) {
 					v2, i, d.Target, *v.TTFTP95, *v.E2EP95, d.Reasons)
 			}
 		}
+	}
+}
+
+// TestNoTTFTExportedNeverScalesDownOnLatency: a server that exports no
+// TTFT (TGI's preset) but a queue-time histogram. The objective cannot be
+// judged low, so the plan does not remove pods for it; and a queue time
+// past the objective for a fifth of the requests is a breach by itself.
+func TestNoTTFTExportedNeverScalesDownOnLatency(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 20
+	v := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
+	v.Service.Queue = signal.Histogram{Count: 100, Sum: 1, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 100}, {UpperBound: 5, Count: 100}}}
+	st := state.New()
+	d := steady(t, st, cfg, v, 10, 45)
+	if d.Target < 10 || d.Rules[3].Name != policy.RuleLatency || d.Rules[3].Low || !strings.Contains(d.Rules[3].Note, "no TTFT exported") {
+		t.Errorf("no TTFT exported: target %d, latency rule %+v; want it never low", d.Target, d.Rules[3])
+	}
+	cfg = settings.Defaults()
+	cfg.MaxReplicas = 20
+	v.TTFTP95, v.LatencyRequests = p(0.1), 100
+	v.Service.TTFT.Count = 100
+	steady(t, st, cfg, v, 10, 1)
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 1, Count: 80}, {UpperBound: 5, Count: 100}}
+	if d := policy.Decide(v, st, cfg, 10, t0.Add(47*15*time.Second)); d.Target < 10 || !hasReason(d, "waited longer than the TTFT objective") {
+		t.Errorf("a fifth of the requests waited 1-5 s: target %d; reasons %q", d.Target, d.Reasons)
 	}
 }

@@ -65,7 +65,7 @@ func sizeUp(d *Decision, in Input, rec int) int {
 func scaleDownToPlan(d *Decision, in Input, c Config) int {
 	current := in.Current
 	floor := max(c.MinReplicas, 1)
-	if why := downBlocked(in, floor); why != "" {
+	if why := downBlocked(in, c, floor); why != "" {
 		d.because("%s", why)
 		return current
 	}
@@ -85,7 +85,7 @@ func scaleDownToPlan(d *Decision, in Input, c Config) int {
 }
 
 // downBlocked says why no scale-down may happen now ("" when one may).
-func downBlocked(in Input, floor int) string {
+func downBlocked(in Input, c Config, floor int) string {
 	switch {
 	case in.Current <= floor:
 		return fmt.Sprintf("no signal over threshold; at the minimum (%d)", floor)
@@ -100,6 +100,10 @@ func downBlocked(in Input, floor int) string {
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
 		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
+	case in.Plan.ParamsSource == "prior" && (in.TTFTP95 == nil || in.LatencyRequests < c.LatencyMinRequests):
+		// Nothing the server reported has fitted the model, and no latency
+		// reading says the fleet copes: the prior alone never removes pods.
+		return "no scale-down: the model is the unconfirmed prior and no TTFT reading confirms the fleet copes"
 	}
 	return ""
 }

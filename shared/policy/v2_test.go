@@ -43,7 +43,7 @@ func TestPlanScalesUpToItsNeedInOneStep(t *testing.T) {
 func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 	cfg := settings.Defaults()
 	cfg.MaxReplicas = 20
-	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
+	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), TTFTP95: p(0.1), LatencyRequests: 100}
 	// A fresh state: less than one hold of demand seen.
 	if d := policy.Decide(idle, state.New(), cfg, 10, t0); d.Target != 10 || !hasReason(d, "less than one hold") {
 		t.Errorf("cold plan: target %d, want a hold; reasons %q", d.Target, d.Reasons)
@@ -57,6 +57,8 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 		"missing":  {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Missing: 1, MissingNames: []string{"p3"}},
 		"starting": {Ready: 9, Starting: 1, ArrivalRate: p(1), StartupSeconds: 60},
 		"no rate":  {Ready: 10, StartupSeconds: 60},
+		// The model is the prior and no latency reading confirms it.
+		"prior, no TTFT": {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)},
 	} {
 		if d := policy.Decide(v, st, cfg, 10, t0.Add(46*15*time.Second)); d.Target < 10 {
 			t.Errorf("%s: scaled down to %d; reasons %q", name, d.Target, d.Reasons)
@@ -66,7 +68,7 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 
 func TestScaleDownMarksTheIdlestPods(t *testing.T) {
 	cfg := settings.Defaults()
-	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, Pods: []fleet.PodLoad{
+	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "busy", Ready: true, Outstanding: 30, KV: 0.6},
 		{Name: "idle", Ready: true, Outstanding: 0, KV: 0.01},
 		{Name: "quiet", Ready: true, Outstanding: 1, KV: 0.2},
@@ -90,7 +92,7 @@ func TestScaleDownMarksTheIdlestPods(t *testing.T) {
 
 func TestNotReadyPodsAreTheFirstVictims(t *testing.T) {
 	cfg := settings.Defaults()
-	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, Pods: []fleet.PodLoad{
+	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "a", Ready: true, Outstanding: 0}, {Name: "b", Ready: true, Outstanding: 0},
 		{Name: "c", Ready: true, Outstanding: 0}, {Name: "crashing", Outstanding: -1, KV: -1},
 	}}

@@ -131,9 +131,11 @@ type Assessment struct {
 	Forecast      forecast.Forecast `json:"forecast"`
 	ForecastReset bool              `json:"forecastReset,omitempty"`
 	// Params is the iteration-time model used; ParamsSource says whether
-	// it is still the prior or fitted, from Samples samples.
+	// it is still the prior, partly fitted or fitted, from Samples samples
+	// of the ParamsSeries (model.Fit.Source).
 	Params       model.Params  `json:"params"`
 	ParamsSource string        `json:"paramsSource"`
+	ParamsSeries []string      `json:"paramsSeries,omitempty"`
 	Samples      int           `json:"samples"`
 	Ceiling      model.Ceiling `json:"ceiling"`
 	// Offered is the forecast's upper bound (with the backlog) in pods at
@@ -212,11 +214,9 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		next.Beta = max(InitialHeadroom, least)
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
-	a := Assessment{Params: params, ParamsSource: "prior", Samples: next.Fit.StepSamples(), Mix: next.Mix,
+	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
 		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta}
-	if a.Samples > 0 {
-		a.ParamsSource = "fitted"
-	}
+	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
 	}
@@ -378,9 +378,13 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 			}
 			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
 		}
-		if ps.Prefills >= 3 && ps.Prompts.Count > 0 {
+		if ps.Prefills >= 3 && ps.PromptMean > 0 {
+			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
+			if ps.Prompts.Count > 0 {
+				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
+			}
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
-				Chunks: lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens), Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
+				Chunks: chunks, Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
 		}
 	}
 	decay := math.Exp2(-o.Interval / mixHalfLife)
@@ -393,12 +397,24 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 	if n := svc.Outputs.Count; n > 0 {
 		m.OutputTokens = (m.OutputTokens*w + svc.Outputs.Sum) / (w + n)
 	}
+	// Without length histograms the token counters over the requests that
+	// got their first token give the same means (a tick's started and
+	// finished requests differ little over a window of ticks).
+	counted := 0.0
+	if n := svc.TTFT.Count; n > 0 && svc.Prompts.Count == 0 && svc.PromptTokens > 0 {
+		m.PromptTokens = (m.PromptTokens*w + svc.PromptTokens) / (w + n)
+		counted = n
+	}
+	if n := svc.TTFT.Count; n > 0 && svc.Outputs.Count == 0 && svc.OutputTokens > 0 {
+		m.OutputTokens = (m.OutputTokens*w + svc.OutputTokens) / (w + n)
+		counted = n
+	}
 	if svc.Running > 0 {
 		phi := svc.KV / svc.Running
 		k := math.Min(w, 100)
 		m.KVPerSeq = (m.KVPerSeq*k + phi) / (k + 1)
 	}
-	next.Mix, next.MixWeight = m, w+svc.Prompts.Count
+	next.Mix, next.MixWeight = m, w+math.Max(svc.Prompts.Count, counted)
 	if next.Mix.PromptTokens == 0 && next.Mix.OutputTokens == 0 {
 		next.Mix = defaultMix
 	}

@@ -274,3 +274,35 @@ func TestTheHoldIgnoresABacklogDrain(t *testing.T) {
 		t.Errorf("after the backlog drained the hold is %d (the backlog's need %d); want the arrivals' %d", a.Hold, peak, flat)
 	}
 }
+
+// TestAReducedMetricSetFitsWhatItCan: a server that exports queue and
+// TTFT histograms and token counters but no inter-token or length
+// histograms. The prefill part is fitted from TTFT − queue time against
+// the prompt tokens counted per request, the mix from the token counters,
+// and the plan says it is partly fitted and from which series.
+func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	slow := 4 * o.Prior.Beta // a GPU whose prefill is 4× the prior's
+	for i := 0; i < 40; i++ {
+		v := view(4, 2)
+		// 30 requests of 6,000 prompt tokens each per pod-tick, prefill
+		// taking what a 4× slower prefill takes.
+		ps := fleet.PodService{Name: "p", Seconds: 15, PromptRate: 30 * 6000 / 15, OutputRate: 30 * 100 / 15,
+			Prefill: slow*6000 + o.Prior.Alpha, Prefills: 30, PromptMean: 6000}
+		v.Service.Pods = []fleet.PodService{ps}
+		v.Service.TTFT = signal.Histogram{Count: 30, Sum: 30 * ps.Prefill}
+		v.Service.PromptTokens, v.Service.OutputTokens = 30*6000, 30*100
+		a, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	if a.ParamsSource != "partly fitted" || len(a.ParamsSeries) != 1 || a.ParamsSeries[0] != model.SeriesPrefill {
+		t.Errorf("source %q %v, want partly fitted from %q", a.ParamsSource, a.ParamsSeries, model.SeriesPrefill)
+	}
+	if got := a.Params.Beta / o.Prior.Beta; got < 2.5 {
+		t.Errorf("β fitted to %.2f× the prior, want near the server's 4×", got)
+	}
+	if math.Abs(a.Mix.PromptTokens-6000)/6000 > 0.2 || math.Abs(a.Mix.OutputTokens-100)/100 > 0.5 {
+		t.Errorf("mix %+v from the token counters, want near 6000 prompt and 100 output tokens", a.Mix)
+	}
+}

@@ -39,14 +39,35 @@ type Workload struct {
 	// Engine, when set, changes the cell's fleet model without telling
 	// the policy (its prior stays the default): an engine off the prior.
 	Engine func(engine.Model) engine.Model
+	// Hidden are the signals the policy's pods do not export (a server
+	// preset's metric set); the oracle and static fleets are the plain
+	// cell's.
+	Hidden []string
+}
+
+// Metric sets of the server presets (shared/preset/servers), as the
+// signals the simulated vLLM pods hide to show only what each preset
+// reads: vLLM without the inter-token and length histograms (what
+// recording rules often keep), SGLang (no length histograms), TGI (no
+// TTFT, KV or token counters), Triton (no queue time, inter-token, e2e or
+// token counters).
+var presetHidden = []struct {
+	name   string
+	hidden []string
+}{
+	{"vllm-reduced", []string{"interToken", "promptLength", "generationLength"}},
+	{"sglang", []string{"promptLength", "generationLength", "preemptionsTotal"}},
+	{"tgi", []string{"ttft", "kvCacheUsage", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
+	{"triton", []string{"e2e", "queueTime", "interToken", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
 }
 
 // Stress are the cells issue 14 adds: a cold start from an under-sized
 // fleet (2 pods under the demo ×4's 10-60-pod load) and engines off the
 // policy's prior (prefill ×4 slower on the long-prompt Mooncake trace,
 // decode ×2 slower on the demo; both ×0.5 is GPU speed 2 of the matrix).
-// The metric subsets of the server presets and a 24 h day are not cells:
-// the fleet model exposes every vLLM series (see docs/performance.md).
+// And that engine seen through each server preset's metric set
+// (presetHidden). A 24 h day is not a cell (its oracle search takes hours
+// on a small machine): docs/performance.md.
 func Stress(shared string) []Workload {
 	w := Workloads(shared)
 	byName := map[string]Workload{}
@@ -65,7 +86,15 @@ func Stress(shared string) []Workload {
 		m.PerDecodeSeq, m.PerKVToken = 2*m.PerDecodeSeq, 2*m.PerKVToken
 		return m
 	}
-	return []Workload{cold, prefill, decode}
+	out := []Workload{cold, prefill, decode}
+	for _, m := range presetHidden {
+		// Long prompts on a prefill 4× the prior: where a model that
+		// cannot fit is most wrong.
+		w := prefill
+		w.Name, w.Hidden = "mooncake-prefill×4-"+m.name, m.hidden
+		out = append(out, w)
+	}
+	return out
 }
 
 // Workloads are the matrix's traces, files under shared (../shared):

@@ -171,13 +171,17 @@ func TestStressCellsChangeTheEngineOrTheStartOnly(t *testing.T) {
 		plain[w.Name] = w
 	}
 	cells := Matrix(Stress("/x"), []int64{1}, []float64{1}, []Startup{{60, 0}})
-	if len(cells) != 3 {
-		t.Fatalf("%d stress cells, want 3", len(cells))
+	if len(cells) != 7 {
+		t.Fatalf("%d stress cells, want 7", len(cells))
 	}
 	base := s.Config(Case{Workload: plain["demo"], Seed: 1, Speed: 1, Startup: Startup{60, 0}})
 	for _, c := range cells {
 		cfg := s.Config(c)
 		switch {
+		case len(c.Workload.Hidden) > 0:
+			if err := (func() error { cfg.Hidden = c.Workload.Hidden; return cfg.Validate() })(); err != nil {
+				t.Errorf("%s: %v", c.Name(), err)
+			}
 		case c.Workload.ColdStart == 2:
 			if cfg.Model != base.Model {
 				t.Errorf("%s: the cold start changed the engine", c.Name())

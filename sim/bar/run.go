@@ -107,6 +107,7 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	if c.Workload.ColdStart > 0 {
 		pcfg.InitialReplicas = c.Workload.ColdStart
 	}
+	pcfg.Hidden = c.Workload.Hidden
 	b, err := runner.Build(r.Policy, pcfg, r.Options)
 	if err != nil {
 		return Row{}, err

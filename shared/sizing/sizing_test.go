@@ -306,3 +306,46 @@ func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
 		t.Errorf("mix %+v from the token counters, want near 6000 prompt and 100 output tokens", a.Mix)
 	}
 }
+
+// TestMissesMorePodsDidNotMoveStopCountingAsLoad: a breach nothing waited
+// for, on a fleet twice what the plan asked for, tick after tick: the
+// misses beyond waiting are learned as unmoved and the load share falls
+// under the miss budget, so the breach becomes an alert, not one more pod
+// a minute; at the plan the same misses are not learned.
+func TestMissesMorePodsDidNotMoveStopCountingAsLoad(t *testing.T) {
+	o := options()
+	v := view(10, 20)
+	v.TTFTP95, v.LatencyRequests = &[]float64{4}[0], 300
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 3, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 300}}}
+	v.Service.TTFT = signal.Histogram{Count: 300, Sum: 600, Buckets: []signal.Bucket{{UpperBound: 1, Count: 240}, {UpperBound: 2, Count: 250}, {UpperBound: 5, Count: 300}}}
+	for _, c := range []struct {
+		planned int
+		learns  bool
+	}{{5, true}, {10, false}} {
+		st := state.Service{Beta: 1, Ticks: 100, Planned: c.planned}
+		var first, last float64
+		for i := 0; i < 30; i++ {
+			st.Planned = c.planned
+			a, next := Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+			if a.LoadMiss == nil {
+				t.Fatalf("no load miss read")
+			}
+			if i == 0 {
+				first = *a.LoadMiss
+			}
+			last, st = *a.LoadMiss, next
+		}
+		switch {
+		case first < 0.1:
+			t.Errorf("planned %d: the first breach tick reads %.3g as load, want the 17%% missed", c.planned, first)
+		case c.learns && last > a0(o):
+			t.Errorf("twice the planned pods: load miss %.3g after 30 ticks, want it under the budget %.3g", last, a0(o))
+		case !c.learns && last != first:
+			t.Errorf("at the plan the load miss moved %.3g → %.3g; only an ample fleet learns", first, last)
+		}
+	}
+}
+
+// a0 is twice the plan's waiting target: what a breach must exceed to be
+// load-driven.
+func a0(o Options) float64 { return 2 * WaitShare * (1 - o.Attainment) }

@@ -43,10 +43,11 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 		l.Forecast = &decisionlog.Forecast{Level: finite(f.Level), Trend: finite(f.Trend), Upper: finite(f.Upper),
 			Quantile: finite(f.Quantile), HorizonSeconds: finite(f.Horizon)}
 		src := decisionlog.CapacityPrior
-		if p.ParamsSource == "fitted" {
-			src = decisionlog.CapacityFitted
+		switch p.ParamsSource {
+		case decisionlog.CapacityFitted, decisionlog.CapacityPartly:
+			src = p.ParamsSource
 		}
-		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src}
+		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src, Series: p.ParamsSeries}
 	}
 	return l
 }

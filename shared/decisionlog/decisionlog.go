@@ -98,6 +98,7 @@ type Forecast struct {
 // Capacity sources.
 const (
 	CapacityPrior      = "prior"
+	CapacityPartly     = "partly fitted"
 	CapacityFitted     = "fitted"
 	CapacitySaturation = "saturation"
 	CapacityConfigured = "configured"
@@ -107,6 +108,9 @@ const (
 type Capacity struct {
 	PerPod float64 `json:"perPod"`
 	Source string  `json:"source"`
+	// Series are the server's series the model was fitted from (none on
+	// the prior).
+	Series []string `json:"series,omitempty"`
 }
 
 // Validate reports what makes l not a v1 decision.
@@ -137,9 +141,9 @@ func (l *Line) Validate() error {
 	}
 	if c := l.Capacity; c != nil {
 		switch c.Source {
-		case CapacityPrior, CapacityFitted, CapacitySaturation, CapacityConfigured:
+		case CapacityPrior, CapacityPartly, CapacityFitted, CapacitySaturation, CapacityConfigured:
 		default:
-			errs = append(errs, fmt.Errorf("capacity.source %q: want prior, fitted, saturation or configured", c.Source))
+			errs = append(errs, fmt.Errorf("capacity.source %q: want prior, partly fitted, fitted, saturation or configured", c.Source))
 		}
 	}
 	return errors.Join(errs...)

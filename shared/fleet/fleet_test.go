@@ -357,3 +357,34 @@ func TestPrometheusFleetGapsAreMissing(t *testing.T) {
 		t.Errorf("a complete fleet report: missing %v", v.MissingNames)
 	}
 }
+
+// TestPromptMeanFromTheCountersWithoutALengthHistogram: a pod that exports
+// TTFT and queue-time histograms and the prompt-token counter but no
+// prompt-length histogram. Its prefill sample takes the prompt tokens the
+// tick prefilled over the requests that got their first token, and the
+// tick's token totals reach the service view.
+func TestPromptMeanFromTheCountersWithoutALengthHistogram(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	pod := func(at time.Time, n, tokens float64) signal.Pod {
+		p := readyPod("a", at, 0, 4, n, hist(n, n, n, n, n, n))
+		p.TTFT.Sum = 0.3 * n
+		p.QueueTime = hist(n, n, n, n, n, n)
+		p.QueueTime.Sum = 0.1 * n
+		p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(tokens), signal.F(n*100)
+		return p
+	}
+	tick(Input{Reports: []*signal.Report{report(pod(t0, 100, 100*3000))}}, st, opt, t0)
+	t1 := t0.Add(15 * time.Second)
+	v := tick(Input{Reports: []*signal.Report{report(pod(t1, 130, 130*3000))}}, st, opt, t1)
+	if len(v.Service.Pods) != 1 {
+		t.Fatalf("service pods %+v", v.Service.Pods)
+	}
+	ps := v.Service.Pods[0]
+	if math.Abs(ps.PromptMean-3000) > 1e-6 || ps.Prefills != 30 || math.Abs(ps.Prefill-0.2) > 1e-9 {
+		t.Errorf("prefill sample: mean prompt %g over %g requests, prefill %g; want 3000 tokens, 30, 0.2 s", ps.PromptMean, ps.Prefills, ps.Prefill)
+	}
+	if math.Abs(v.Service.PromptTokens-30*3000) > 1e-6 || math.Abs(v.Service.OutputTokens-3000) > 1e-6 {
+		t.Errorf("tick totals: %g prompt, %g output tokens; want 90000 and 3000", v.Service.PromptTokens, v.Service.OutputTokens)
+	}
+}

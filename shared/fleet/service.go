@@ -17,8 +17,11 @@ type Service struct {
 	// queue-time, prompt-length and generation-length histograms.
 	TTFT, Queue, Prompts, Outputs signal.Histogram
 	// PromptRate and OutputRate are prompt and generated tokens per
-	// second, summed over the pods with a delta.
-	PromptRate, OutputRate float64
+	// second, summed over the pods with a delta; PromptTokens and
+	// OutputTokens the tick's totals (for the request mix where the server
+	// exports no length histograms).
+	PromptRate, OutputRate     float64
+	PromptTokens, OutputTokens float64
 	// Running and KV are sums over the ready pods that reported.
 	Running, KV float64
 	// Reporting counts the ready pods with complete readings.
@@ -37,7 +40,9 @@ type PodService struct {
 	Running, KV float64
 	// Prefill is the tick's mean time from scheduling to first token
 	// (mean TTFT minus mean queue time) over Prefills requests, of mean
-	// prompt PromptMean; Prompts is the tick's prompt-length delta.
+	// prompt PromptMean (from the prompt-length histogram, or the prompt
+	// tokens counted over the first tokens where there is none); Prompts
+	// is the tick's prompt-length delta.
 	Prefill, Prefills, PromptMean float64
 	Prompts                       signal.Histogram
 }
@@ -93,10 +98,12 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	if r, ok := counterRate(p.PromptTokensTotal, before.PromptTokens, dt); ok {
 		ps.PromptRate = r
 		svc.PromptRate += r
+		svc.PromptTokens += r * dt
 	}
 	if r, ok := counterRate(p.GenerationTokensTotal, before.OutputTokens, dt); ok {
 		ps.OutputRate = r
 		svc.OutputRate += r
+		svc.OutputTokens += r * dt
 	}
 	ttft, okT := histDelta(p.TTFT, prev.TTFT.Signal())
 	queue, okQ := histDelta(p.QueueTime, before.Queue.Signal())
@@ -120,6 +127,11 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	if okT && okQ && ttft.Count > 0 && queue.Count > 0 {
 		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/queue.Count
 		ps.Prefills = ttft.Count
+		if ps.PromptMean == 0 && ps.PromptRate > 0 {
+			// No prompt-length histogram: the prompt tokens the tick
+			// prefilled over the requests that got their first token.
+			ps.PromptMean = ps.PromptRate * dt / ttft.Count
+		}
 	}
 	svc.Pods = append(svc.Pods, ps)
 }

@@ -25,6 +25,10 @@ import (
 
 // State is what the forecaster remembers between ticks.
 type State struct {
+	// Unit names what the series counts (the caller's: package sizing
+	// forecasts requests per second). A state in another unit is not
+	// continued: its level, trend and errors mean something else.
+	Unit  string    `json:"unit,omitempty"`
 	Level float64   `json:"level"`
 	Trend float64   `json:"trend"` // per second
 	At    time.Time `json:"at"`

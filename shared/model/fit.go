@@ -6,6 +6,38 @@ import "math"
 // coefficients θ = α, β, γs, γkv as a Kalman filter.
 type Fit struct {
 	Step Kalman `json:"step"`
+	// Decode and Prefill count the samples accepted from each series (the
+	// inter-token gaps; TTFT − queue time): which parts of the model the
+	// server's own readings have fitted.
+	Decode  int `json:"decode,omitempty"`
+	Prefill int `json:"prefill,omitempty"`
+}
+
+// Series names of the fit's inputs, as Source reports them.
+const (
+	SeriesDecode  = "inter-token latency"
+	SeriesPrefill = "TTFT − queue time"
+)
+
+// Source says where the model stands: "prior" before any sample,
+// "partly fitted" when only one series has fitted it (a server that
+// exports no inter-token histogram, or no queue time), "fitted" with
+// both; and the series that did.
+func (f *Fit) Source() (string, []string) {
+	var series []string
+	if f.Decode > 0 {
+		series = append(series, SeriesDecode)
+	}
+	if f.Prefill > 0 {
+		series = append(series, SeriesPrefill)
+	}
+	switch {
+	case f.StepSamples() == 0:
+		return "prior", nil
+	case len(series) == 1:
+		return "partly fitted", series
+	}
+	return "fitted", series // both, or a state from before the counts
 }
 
 // StepSample is one pod's tick, as its counters and gauges show it.
@@ -51,7 +83,11 @@ func (f *Fit) ObserveStep(prior Params, s StepSample) bool {
 	q, lo, hi := stepBounds(pv)
 	x := []float64{1, s.PromptRate * s.ITL, s.Running, s.KV}
 	r := math.Pow(stepNoise*s.ITL, 2) + stepNoiseAbs*stepNoiseAbs
-	return k.Update(x, s.ITL, r, q, lo, hi, pv)
+	ok := k.Update(x, s.ITL, r, q, lo, hi, pv)
+	if ok {
+		f.Decode++
+	}
+	return ok
 }
 
 // stepBounds are the step fit's process noise (each coefficient drifts by
@@ -108,8 +144,12 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 	q, lo, hi := stepBounds(pv)
 	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
 	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
-	return k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv)
+	ok := k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv)
+	if ok {
+		f.Prefill++
+	}
+	return ok
 }
 
 // Clone is a deep copy.
-func (f Fit) Clone() Fit { return Fit{Step: f.Step.Clone()} }
+func (f Fit) Clone() Fit { return Fit{Step: f.Step.Clone(), Decode: f.Decode, Prefill: f.Prefill} }

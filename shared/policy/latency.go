@@ -29,9 +29,15 @@ func latency(in Input, c Config) Rule {
 	// one: unknown is never low, so it holds a scale-down.
 	unread := (c.TTFTSLO > 0 || c.E2ESLO > 0) && len(in.LatencyUnread) > 0
 	if !have {
-		if unread {
+		switch {
+		case unread:
 			r.Low = false
 			r.Note = fmt.Sprintf("latency of %d pod(s) unread this tick %v", len(in.LatencyUnread), in.LatencyUnread)
+		case ttftUnexported(in, c):
+			// Requests were scheduled but no TTFT was seen: the server
+			// exports none (TGI), so the objective is never judged low.
+			r.Low = false
+			r.Note = fmt.Sprintf("%.0f requests scheduled but no TTFT exported: the objective cannot be judged", in.Service.Queue.Count)
 		}
 		return r
 	}
@@ -48,7 +54,9 @@ func latency(in Input, c Config) Rule {
 	if waited := queueingMiss(in.Plan); waited != nil {
 		// A breach now is waiting that cost more than the whole miss
 		// budget (twice what the plan aims for).
-		return byWaiting(r, *waited, 2*in.Plan.Target, unread, in.base())
+		// On the unconfirmed prior the attribution is a guess: it excuses
+		// no latency from holding a scale-down.
+		return byWaiting(r, *waited, 2*in.Plan.Target, unread || in.Plan.ParamsSource == "prior", in.base())
 	}
 	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
 		r.Over, r.Proposal, r.Low = false, 0, true
@@ -69,19 +77,27 @@ func latency(in Input, c Config) Rule {
 // needs (on long-prompt traffic it asked for 2× and the plan removed them
 // again 10 minutes later); the plan's headroom learns that from the same
 // misses, and the breach only makes sure the fleet grows meanwhile.
-func byWaiting(r Rule, waited, target float64, unread bool, base int) Rule {
+// strict (a pod's latency unread, or the model on its unconfirmed prior):
+// only a latency under the low-water mark reads as low.
+func byWaiting(r Rule, waited, target float64, strict bool, base int) Rule {
 	caused := waited > target
 	switch {
 	case r.Over && !caused:
 		r.Over, r.Proposal = false, 0
-		r.Note += fmt.Sprintf(" but waiting pushed only %.2g%% of requests past it: not load-driven", 100*waited)
-		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although waiting explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
-		r.Low = !unread
+		r.Note += fmt.Sprintf(" but load (waiting, prefills stretched by other requests) pushed only %.2g%% of requests past it: not load-driven", 100*waited)
+		r.alerts = append(r.alerts, Warning{WarnNotLoadDriven, fmt.Sprintf("latency above the SLO (%s) although load (waiting, stretched prefills) explains it for only %.2g%% of requests: more replicas would not help", r.Note, 100*waited)})
+		r.Low = !strict
 	case !r.Over && !caused:
-		r.Low = r.Low || !unread
+		r.Low = r.Low || !strict
 	case r.Over && caused:
 		r.Proposal = min(r.Proposal, base+1)
-		r.Note += fmt.Sprintf(", waiting pushed %.2g%% of requests past it: one pod more", 100*waited)
+		r.Note += fmt.Sprintf(", load (waiting, stretched prefills) pushed %.2g%% of requests past it: one pod more", 100*waited)
 	}
 	return r
+}
+
+// ttftUnexported reports a TTFT objective the pods give no reading for
+// while the queue-time histogram shows requests being scheduled.
+func ttftUnexported(in Input, c Config) bool {
+	return c.TTFTSLO > 0 && in.Service.TTFT.Count == 0 && in.Service.Queue.Count >= float64(max(c.LatencyMinRequests, 1))
 }

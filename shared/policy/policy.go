@@ -16,7 +16,9 @@
 //     complete data, and a simulated removal that keeps headroom.
 //  3. stabilise (stabilise.go): the stabilisation windows and cooldowns.
 //  4. floors (floors.go): the schedule and predictive floors.
-//  5. bounds (bounds.go): minReplicas and maxReplicas.
+//  5. bounds (bounds.go): minReplicas and maxReplicas; and no scale-down
+//     while an objective is breached, whatever the breach is attributed
+//     to (breach.go).
 package policy
 
 import (
@@ -106,6 +108,9 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		}
 		plan, next := sizing.Assess(v, prev, cfg.Sizing(), now)
 		in.Plan, d.Plan, d.service = &plan, &plan, &next
+		if plan.ForecastReset {
+			d.because("forecast restarted: the stored one counted pods of work (a unit a refit of the model redefines); it now counts %s", sizing.ForecastUnit)
+		}
 	}
 	d.Rules = evaluate(in, cfg)
 	for _, r := range d.Rules {
@@ -116,11 +121,14 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	rec := combine(&d, in, cfg)
 	target := stabilise(&d, st, cfg, current, rec, now)
 	target = floors(&d, st, cfg, in, target, now)
-	d.Target = bounds(&d, cfg, rec, target)
+	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
 	if d.service != nil && d.Plan.Valid {
-		// A scale-up a reactive signal asked for is held like the plan's.
-		held := max(d.Plan.Need, d.Plan.NeedDown)
-		if rec > current {
+		// The hold keeps the arrivals' need, and a scale-up a reactive
+		// signal asked for while the fleet was at the plan (the plan was
+		// short); one asked for while pods were still on their way (a cold
+		// start, its backlog) is not kept once they have arrived.
+		held := d.Plan.HoldNeed
+		if rec > current && !d.Plan.Below {
 			held = max(held, rec)
 		}
 		sizing.Remember(d.service, now, held)

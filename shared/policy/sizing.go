@@ -38,10 +38,10 @@ func sizingRule(in Input, c Config) Rule {
 // planNote is the sentence that explains a plan.
 func planNote(p *sizing.Assessment) string {
 	f := p.Forecast
-	return fmt.Sprintf("demand %.3g pods of work (%.3g req/s × %.3g GPU-s) forecast %.3g over H=%.0fs (level %.3g, trend %+.3g/s), "+
+	return fmt.Sprintf("demand %.3g pods of work ((%.3g req/s + backlog %.3g) × %.3g GPU-s); arrivals forecast %.3g req/s over H=%.0fs (level %.3g, trend %+.3g/s), "+
 		"upper %.3g at q%.3g; one pod carries %.3g (%s-bound, %.3g req/s; %s model, %d samples); "+
 		"R=%.3g pods + headroom β %.2g·√R -> %d pods, hold %d for %.0fs",
-		p.Demand, p.ArrivalRate, p.WorkPerRequest, f.Point, f.Horizon, f.Level, f.Trend, f.Upper, f.Quantile,
+		p.Demand, p.ArrivalRate, p.Backlog, p.WorkPerRequest, f.Point, f.Horizon, f.Level, f.Trend, f.Upper, f.Quantile,
 		p.Ceiling.Utilisation, p.Ceiling.Bound, p.Ceiling.RequestsPerSecond, p.ParamsSource, p.Samples,
 		p.Offered, p.Beta, p.Need, p.Hold, p.HoldSeconds)
 }
@@ -65,7 +65,7 @@ func sizeUp(d *Decision, in Input, rec int) int {
 func scaleDownToPlan(d *Decision, in Input, c Config) int {
 	current := in.Current
 	floor := max(c.MinReplicas, 1)
-	if why := downBlocked(in, floor); why != "" {
+	if why := downBlocked(in, c, floor); why != "" {
 		d.because("%s", why)
 		return current
 	}
@@ -85,7 +85,7 @@ func scaleDownToPlan(d *Decision, in Input, c Config) int {
 }
 
 // downBlocked says why no scale-down may happen now ("" when one may).
-func downBlocked(in Input, floor int) string {
+func downBlocked(in Input, c Config, floor int) string {
 	switch {
 	case in.Current <= floor:
 		return fmt.Sprintf("no signal over threshold; at the minimum (%d)", floor)
@@ -100,15 +100,21 @@ func downBlocked(in Input, floor int) string {
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
 		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
+	case in.Plan.ParamsSource == "prior" && (in.TTFTP95 == nil || in.LatencyRequests < c.LatencyMinRequests):
+		// Nothing the server reported has fitted the model, and no latency
+		// reading says the fleet copes: the prior alone never removes pods.
+		return "no scale-down: the model is the unconfirmed prior and no TTFT reading confirms the fleet copes"
 	}
 	return ""
 }
 
-// queueingMiss is the plan's reading of this tick's waiting (nil without
-// a plan or a reading).
+// queueingMiss is the plan's reading of the share of this tick's
+// requests that load pushed past the objective — waiting, and in a breach
+// prefills stretched by other requests' chunks (nil without a plan or a
+// reading).
 func queueingMiss(p *sizing.Assessment) *float64 {
 	if p == nil || !p.Valid {
 		return nil
 	}
-	return p.QueueingMiss
+	return p.LoadMiss
 }

@@ -43,7 +43,7 @@ func TestPlanScalesUpToItsNeedInOneStep(t *testing.T) {
 func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 	cfg := settings.Defaults()
 	cfg.MaxReplicas = 20
-	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
+	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), TTFTP95: p(0.1), LatencyRequests: 100}
 	// A fresh state: less than one hold of demand seen.
 	if d := policy.Decide(idle, state.New(), cfg, 10, t0); d.Target != 10 || !hasReason(d, "less than one hold") {
 		t.Errorf("cold plan: target %d, want a hold; reasons %q", d.Target, d.Reasons)
@@ -57,6 +57,8 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 		"missing":  {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Missing: 1, MissingNames: []string{"p3"}},
 		"starting": {Ready: 9, Starting: 1, ArrivalRate: p(1), StartupSeconds: 60},
 		"no rate":  {Ready: 10, StartupSeconds: 60},
+		// The model is the prior and no latency reading confirms it.
+		"prior, no TTFT": {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)},
 	} {
 		if d := policy.Decide(v, st, cfg, 10, t0.Add(46*15*time.Second)); d.Target < 10 {
 			t.Errorf("%s: scaled down to %d; reasons %q", name, d.Target, d.Reasons)
@@ -66,7 +68,7 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 
 func TestScaleDownMarksTheIdlestPods(t *testing.T) {
 	cfg := settings.Defaults()
-	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, Pods: []fleet.PodLoad{
+	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "busy", Ready: true, Outstanding: 30, KV: 0.6},
 		{Name: "idle", Ready: true, Outstanding: 0, KV: 0.01},
 		{Name: "quiet", Ready: true, Outstanding: 1, KV: 0.2},
@@ -90,7 +92,7 @@ func TestScaleDownMarksTheIdlestPods(t *testing.T) {
 
 func TestNotReadyPodsAreTheFirstVictims(t *testing.T) {
 	cfg := settings.Defaults()
-	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, Pods: []fleet.PodLoad{
+	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "a", Ready: true, Outstanding: 0}, {Name: "b", Ready: true, Outstanding: 0},
 		{Name: "c", Ready: true, Outstanding: 0}, {Name: "crashing", Outstanding: -1, KV: -1},
 	}}
@@ -163,5 +165,59 @@ func TestReactiveStepsCountThePodsStarting(t *testing.T) {
 	d = policy.Decide(over(26, 0), state.New(), cfg, 26, t0)
 	if d.Target != 26+13 {
 		t.Errorf("26 ready and still overloaded: target %d, want 26 + half of 26 = 39; reasons %q", d.Target, d.Reasons)
+	}
+}
+
+// stretched is a tick of 300 short prompts (feasible in well under a
+// second on an idle pod) that waited under 0.1 s to be scheduled, yet a
+// third of them took over 2.5 s to their first token: their prefills
+// shared each step's token budget with other requests' chunks.
+func stretched(ready int) fleet.View {
+	v := fleet.View{Ready: ready, ArrivalRate: p(20), StartupSeconds: 60, TTFTP95: p(4), LatencyRequests: 300, Pods: pods(ready)}
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 3, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 300}, {UpperBound: 1, Count: 300}}}
+	v.Service.TTFT = signal.Histogram{Count: 300, Sum: 600, Buckets: []signal.Bucket{
+		{UpperBound: 0.5, Count: 100}, {UpperBound: 1, Count: 150}, {UpperBound: 2.5, Count: 200}, {UpperBound: 5, Count: 300}}}
+	v.Service.Prompts = signal.Histogram{Count: 300, Sum: 300 * 2000, Buckets: []signal.Bucket{{UpperBound: 2000, Count: 300}, {UpperBound: 5000, Count: 300}}}
+	return v
+}
+
+// TestABreachWithAnEmptyQueueButStretchedPrefillScalesUp: nothing waited,
+// so the queue-time histogram alone says "not load-driven"; but the
+// prompts are feasible and a third missed: the time went to prefills
+// stretched by other requests' chunks, which more pods shorten.
+func TestABreachWithAnEmptyQueueButStretchedPrefillScalesUp(t *testing.T) {
+	cfg := settings.Defaults()
+	d := steady(t, state.New(), cfg, stretched(6), 6, 2)
+	lat := d.Rules[3]
+	if lat.Name != policy.RuleLatency || !lat.Over || d.Target <= 6 {
+		t.Errorf("latency rule %+v, target %d: a breach of stretched prefills must scale up; reasons %q alerts %q", lat, d.Target, d.Reasons, d.Alerts)
+	}
+	if d.Plan.LoadMiss == nil || *d.Plan.LoadMiss < 0.2 || d.Plan.QueueingMiss == nil || *d.Plan.QueueingMiss > 0.01 {
+		t.Errorf("load miss %v, queueing miss %v: want the TTFT misses beyond the infeasible prompts, not the queue's", d.Plan.LoadMiss, d.Plan.QueueingMiss)
+	}
+}
+
+// TestAnUnfittedModelNeverScalesDownInABreach: the plan runs on the
+// prior (no inter-token or prefill reading has fitted it) at a load that
+// needs one pod of the ten; the TTFT p95 is above the objective and the
+// queue is empty. Whatever the prior says, nothing is removed.
+func TestAnUnfittedModelNeverScalesDownInABreach(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 20
+	st := state.New()
+	low := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100, TTFTP95: p(0.1)}
+	steady(t, st, cfg, low, 10, 45)
+	breach := low
+	breach.TTFTP95 = p(2.4)
+	breach.Service.Queue = signal.Histogram{Count: 100, Sum: 1, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 100}}}
+	d := policy.Decide(breach, st, cfg, 10, t0.Add(46*15*time.Second))
+	if d.Plan == nil || d.Plan.ParamsSource != "prior" {
+		t.Fatalf("the model is not the prior: %+v", d.Plan)
+	}
+	if d.Target < 10 {
+		t.Errorf("an unfitted model scaled down to %d in a breach; reasons %q", d.Target, d.Reasons)
+	}
+	if dd := policy.Decide(low, st, cfg, 10, t0.Add(46*15*time.Second)); dd.Target >= 10 {
+		t.Errorf("without the breach it does not scale down either (the test proves nothing): %q", dd.Reasons)
 	}
 }

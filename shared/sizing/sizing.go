@@ -2,14 +2,15 @@
 //
 //  1. folds the pods' readings into the service model (package model):
 //     the iteration-time fit, the request mix and the prompt lengths;
-//  2. turns the arrival rate into work — requests per second times the
-//     GPU-seconds one request of the current mix costs — so a change of
-//     prompt or output lengths, or a faster or slower GPU, changes the plan
-//     without a setting;
-//  3. forecasts that demand over the horizon a new pod needs to become
-//     ready, H = the pods' observed startup p90 + the CPA interval + the
-//     metric lag, with an upper bound calibrated on the workload's own
-//     forecast errors (package forecast);
+//  2. forecasts the arrival rate (requests per second, what the server
+//     counts) over the horizon a new pod needs to become ready, H = the
+//     pods' observed startup p90 + the CPA interval + the metric lag, with
+//     an upper bound calibrated on the workload's own forecast errors
+//     (package forecast);
+//  3. turns it into work with the current model — requests per second
+//     times the GPU-seconds one request of the current mix costs — so a
+//     refit, a change of prompt or output lengths, or a faster or slower
+//     GPU, changes the plan at once without a setting;
 //  4. staffs it: with R the upper-bound demand in pods at one pod's
 //     ceiling (model.Ceiling: its batch and KV limits), the fleet is
 //     n = ⌈R + β·√R⌉, square-root staffing (Halfin–Whitt), where the
@@ -26,6 +27,7 @@
 package sizing
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -117,17 +119,27 @@ type Assessment struct {
 	// within the horizon).
 	Demand      float64 `json:"demand"`
 	ArrivalRate float64 `json:"arrivalRate"`
+	// Backlog is the waiting requests drained within the horizon, in
+	// requests per second on top of the arrivals.
+	Backlog float64 `json:"backlog"`
 	// WorkPerRequest is the GPU-seconds one request of the mix costs.
-	WorkPerRequest float64           `json:"workPerRequest"`
-	Mix            model.Mix         `json:"mix"`
-	Forecast       forecast.Forecast `json:"forecast"`
+	WorkPerRequest float64   `json:"workPerRequest"`
+	Mix            model.Mix `json:"mix"`
+	// Forecast is the arrival rate's forecast, in requests per second
+	// (ForecastUnit); ForecastReset says this tick dropped a stored one in
+	// another unit.
+	Forecast      forecast.Forecast `json:"forecast"`
+	ForecastReset bool              `json:"forecastReset,omitempty"`
 	// Params is the iteration-time model used; ParamsSource says whether
-	// it is still the prior or fitted, from Samples samples.
+	// it is still the prior, partly fitted or fitted, from Samples samples
+	// of the ParamsSeries (model.Fit.Source).
 	Params       model.Params  `json:"params"`
 	ParamsSource string        `json:"paramsSource"`
+	ParamsSeries []string      `json:"paramsSeries,omitempty"`
 	Samples      int           `json:"samples"`
 	Ceiling      model.Ceiling `json:"ceiling"`
-	// Offered is the forecast's upper bound in pods at the ceiling (R);
+	// Offered is the forecast's upper bound (with the backlog) in pods at
+	// the ceiling (R);
 	// Beta the learned headroom; Need = ⌈R + β√R⌉.
 	Offered float64 `json:"offered"`
 	Beta    float64 `json:"beta"`
@@ -139,6 +151,13 @@ type Assessment struct {
 	NeedDown    int     `json:"needDown"`
 	Hold        int     `json:"hold"`
 	HoldSeconds float64 `json:"holdSeconds"`
+	// HoldNeed is what this tick adds to the hold: the need of the
+	// arrivals' forecast alone, without the backlog.
+	HoldNeed int `json:"holdNeed"`
+	// Below is true when the fleet is below what the last tick's plan
+	// asked for (pods starting, fewer ready than planned): misses then do
+	// not raise β, and a reactive scale-up is not held.
+	Below bool `json:"below,omitempty"`
 	// Headroom is the β the ready pods have now against the demand.
 	Headroom float64 `json:"headroom"`
 	// QueueingMiss is the share of this tick's requests that waiting to be
@@ -146,9 +165,34 @@ type Assessment struct {
 	// Target share the headroom aims it at.
 	QueueingMiss *float64 `json:"queueingMiss,omitempty"`
 	Target       float64  `json:"target"`
+	// LoadMiss is the share of this tick's requests that load pushed past
+	// the objective (nil: no reading): the waiting, and in a breach every
+	// miss beyond the prompts no idle pod prefills in time — prefills
+	// stretched by other requests' chunks are load too. LoadNote says how
+	// it was read. The headroom learns from it and a latency breach is
+	// load-driven when it exceeds the miss budget.
+	LoadMiss *float64 `json:"loadMiss,omitempty"`
+	LoadNote string   `json:"loadNote,omitempty"`
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
+}
+
+// ForecastUnit is what the forecast counts: arrivals, in requests per
+// second. Before it had a unit the forecast counted pods of work, which a
+// refit of the model redefines.
+const ForecastUnit = "requests/s"
+
+// continueForecast readies st for this tick's arrival rate: a stored
+// forecast in another unit (or none named: the pods of work of earlier
+// releases) is dropped, reported true, and starts again from this tick.
+func continueForecast(st *forecast.State) (reset bool) {
+	if st.Unit == ForecastUnit {
+		return false
+	}
+	reset = !st.At.IsZero()
+	*st = forecast.State{Unit: ForecastUnit}
+	return reset
 }
 
 // Horizon is H in seconds for a startup p90 of startup seconds (below a
@@ -170,44 +214,66 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		next.Beta = max(InitialHeadroom, least)
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
-	a := Assessment{Params: params, ParamsSource: "prior", Samples: next.Fit.StepSamples(), Mix: next.Mix,
+	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
 		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta}
-	if a.Samples > 0 {
-		a.ParamsSource = "fitted"
-	}
+	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
 	}
 	h := o.Horizon(v.StartupSeconds)
 	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
 	a.WorkPerRequest = params.Work(next.Mix)
-	a.Demand = a.ArrivalRate*a.WorkPerRequest + v.Waiting*a.WorkPerRequest/math.Max(h, 30)
+	// The waiting backlog, drained within the horizon, is demand now but
+	// not part of the arrival series the forecast learns.
+	a.Backlog = v.Waiting / math.Max(h, 30)
+	a.Demand = (a.ArrivalRate + a.Backlog) * a.WorkPerRequest
 	a.Ceiling = params.Ceiling(next.Mix, o.Limits)
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
-	if a.QueueingMiss = queueingMiss(&next, v.Service, params, o); a.QueueingMiss != nil {
-		// Only a fleet near what β asks for at this demand (one pod of
-		// slack for rounding) says whether β is enough.
-		near := v.Ready <= Staff(a.Demand/ceiling, next.Beta, o.MaxPods)+1
-		next.Beta = learnHeadroom(next.Beta, *a.QueueingMiss, a.Target, v.Service.Queue.Count, near, least)
+	a.HoldSeconds = math.Max(h, o.HoldMin)
+	// The fleet is below the plan while pods it asked for are not ready
+	// (starting, a cold start, the backlog of a scale-up still draining):
+	// misses then are the plan's delay, which headroom cannot fix.
+	a.Below = v.Starting > 0 || v.Ready < prev.Planned
+	a.QueueingMiss = queueingMiss(&next, v.Service, params, o)
+	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
+	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
+	if a.LoadMiss != nil {
+		// A fleet near what β asks for at this demand (one pod of slack
+		// for rounding), or at what the hold keeps, says whether β is
+		// enough; one far above it (a reactive scale-up) says nothing.
+		held := recentHold(next.Needs, 0, now, a.HoldSeconds)
+		near := v.Ready <= max(Staff(a.Demand/ceiling, next.Beta, o.MaxPods), held)+1
+		next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, least)
 		a.Beta = next.Beta
 	}
 
+	// The forecast counts requests per second, what the server counts,
+	// and the current model turns it into work: a refit or a new mix moves
+	// the plan at once and never leaves the forecast in stale units.
+	a.ForecastReset = continueForecast(&next.Forecast)
 	fo := forecast.DefaultOptions(time.Duration(h * float64(time.Second)))
 	fo.Miss = o.Miss
-	a.Forecast = forecast.Observe(&next.Forecast, a.Demand, now, fo)
-	a.Offered = a.Forecast.Upper / ceiling
+	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
+	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
 	a.Need = Staff(a.Offered, a.Beta, o.MaxPods)
 	a.NeedDown = Staff(a.Offered*(1+DownTolerance), a.Beta, o.MaxPods)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}
 	next.Ticks++
-	a.HoldSeconds = math.Max(h, o.HoldMin)
 	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
-	a.Hold = hold(&next, max(a.Need, a.NeedDown), now, a.HoldSeconds)
-	if a.Need > 0 && a.WorkPerRequest > 0 {
-		a.PerPodRPS = a.Forecast.Point / a.WorkPerRequest / float64(a.Need)
+	// What the hold remembers is the need of the arrivals alone: a
+	// backlog draining is demand now, not a need to keep for minutes.
+	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
+	a.HoldNeed = max(Staff(base, a.Beta, o.MaxPods), Staff(base*(1+DownTolerance), a.Beta, o.MaxPods))
+	if a.Demand > 0 {
+		a.HoldNeed = max(a.HoldNeed, 1)
+	}
+	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown)
+	next.Planned = a.Need
+	if a.Need > 0 {
+		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
 	}
 	return a, next
 }
@@ -244,12 +310,14 @@ func Staff(r, beta float64, maxPods int) int {
 // tick counts for at most MaxMissFactor times the target: one overload
 // (a first burst, pods still starting) must not buy headroom for hours.
 // A tick without excess misses lowers β only if the fleet was near what β
-// asks for (near): a fleet far above its plan (a reactive scale-up, a
-// hold) missing nothing says nothing about whether β is enough.
-func learnHeadroom(beta, miss, target, requests float64, near bool, least float64) float64 {
+// asks for or what the hold keeps (near): a fleet far above its plan (a
+// reactive scale-up) missing nothing says nothing about whether β is
+// enough. Misses while the fleet is below the plan (below: pods asked for
+// not ready yet) do not raise it: headroom could not have prevented them.
+func learnHeadroom(beta, miss, target, requests float64, near, below bool, least float64) float64 {
 	w := requests / (requests + HalfWeightRequests)
 	step := Gain * w * (math.Min(miss, MaxMissFactor*target) - target)
-	if step < 0 && !near {
+	if step < 0 && !near || step > 0 && below {
 		return beta
 	}
 	beta += step
@@ -257,17 +325,30 @@ func learnHeadroom(beta, miss, target, requests float64, near bool, least float6
 }
 
 // hold drops the needs older than the hold and returns the largest of
-// the rest and need.
+// the rest and need. It keeps the largest need, bursts included: a
+// scale-up a burst asked for and a hold that forgot it is a flap (keeping
+// only needs that lasted a minute cut the GPU-hours by up to 30 % and
+// raised Mooncake's flaps from 1-2 to 8-24 an hour). What it no longer
+// keeps is a backlog draining (Assessment.HoldNeed).
 func hold(next *state.Service, need int, now time.Time, seconds float64) int {
 	kept := next.Needs[:0]
-	h := need
 	for _, n := range next.Needs {
 		if age := now.Sub(n.At).Seconds(); age >= 0 && age < seconds {
 			kept = append(kept, n)
-			h = max(h, n.Pods)
 		}
 	}
 	next.Needs = kept
+	return recentHold(kept, need, now, seconds)
+}
+
+// recentHold is the largest of need and the needs of the last seconds.
+func recentHold(needs []state.Need, need int, now time.Time, seconds float64) int {
+	h := need
+	for _, n := range needs {
+		if age := now.Sub(n.At).Seconds(); age >= 0 && age < seconds {
+			h = max(h, n.Pods)
+		}
+	}
 	return h
 }
 
@@ -297,9 +378,13 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 			}
 			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
 		}
-		if ps.Prefills >= 3 && ps.Prompts.Count > 0 {
+		if ps.Prefills >= 3 && ps.PromptMean > 0 {
+			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
+			if ps.Prompts.Count > 0 {
+				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
+			}
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
-				Chunks: lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens), Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
+				Chunks: chunks, Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
 		}
 	}
 	decay := math.Exp2(-o.Interval / mixHalfLife)
@@ -312,12 +397,24 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 	if n := svc.Outputs.Count; n > 0 {
 		m.OutputTokens = (m.OutputTokens*w + svc.Outputs.Sum) / (w + n)
 	}
+	// Without length histograms the token counters over the requests that
+	// got their first token give the same means (a tick's started and
+	// finished requests differ little over a window of ticks).
+	counted := 0.0
+	if n := svc.TTFT.Count; n > 0 && svc.Prompts.Count == 0 && svc.PromptTokens > 0 {
+		m.PromptTokens = (m.PromptTokens*w + svc.PromptTokens) / (w + n)
+		counted = n
+	}
+	if n := svc.TTFT.Count; n > 0 && svc.Outputs.Count == 0 && svc.OutputTokens > 0 {
+		m.OutputTokens = (m.OutputTokens*w + svc.OutputTokens) / (w + n)
+		counted = n
+	}
 	if svc.Running > 0 {
 		phi := svc.KV / svc.Running
 		k := math.Min(w, 100)
 		m.KVPerSeq = (m.KVPerSeq*k + phi) / (k + 1)
 	}
-	next.Mix, next.MixWeight = m, w+svc.Prompts.Count
+	next.Mix, next.MixWeight = m, w+math.Max(svc.Prompts.Count, counted)
 	if next.Mix.PromptTokens == 0 && next.Mix.OutputTokens == 0 {
 		next.Mix = defaultMix
 	}
@@ -337,6 +434,88 @@ func queueingMiss(next *state.Service, svc fleet.Service, params model.Params, o
 	miss := params.QueueingMiss(prompts, o.Limits.ChunkTokens, o.TTFTSLO, le, c, svc.Queue.Count)
 	return &miss
 }
+
+// breachRequests is the fewest first tokens a tick needs for its TTFT
+// histogram to say the objective is breached.
+const breachRequests = 20
+
+// loadMiss is the share of the tick's requests that load pushed past the
+// objective: what waited (queueing, nil without a queue-time reading)
+// and, while the TTFT histogram shows a breach, every miss beyond the
+// prompts no idle pod prefills in time. vLLM V1 admits a request into the
+// running batch at once while the KV cache allows, so on long-prompt
+// traffic the delay is other prompts' chunks sharing each step's token
+// budget, not the queue; more pods shorten it (fewer prompts share each
+// pod). With the model unfitted the infeasible share is the prior's
+// guess; with no prompt lengths every miss counts: a breach is
+// load-driven until more pods fail to move it.
+func loadMiss(next *state.Service, v fleet.View, params model.Params, o Options, queueing *float64) (*float64, string) {
+	svc := v.Service
+	ttft := lengths(svc.TTFT)
+	if ttft.Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= o.TTFTSLO {
+		if queueing == nil {
+			return nil, ""
+		}
+		return queueing, "waiting (queue-time histogram)"
+	}
+	missed := 1 - ttft.CDF(o.TTFTSLO)
+	if !finite(missed) {
+		return queueing, "waiting (queue-time histogram)"
+	}
+	prompts := next.Prompts
+	if svc.Prompts.Count > 0 {
+		prompts = lengths(svc.Prompts)
+	}
+	infeasible := 0.0
+	if prompts.Count > 0 {
+		if f := prompts.CDF(params.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)); finite(f) {
+			infeasible = 1 - f
+		}
+	}
+	miss := math.Max(0, missed-infeasible)
+	if queueing != nil && *queueing >= miss {
+		return queueing, "waiting (queue-time histogram)"
+	}
+	return &miss, fmt.Sprintf("TTFT misses %.2g%% beyond the %.2g%% of prompts no idle pod prefills in time (waiting and stretched prefills)", 100*miss, 100*infeasible)
+}
+
+// UnmovedGain is how fast Unmoved follows the misses seen at ample
+// headroom (per tick).
+const UnmovedGain = 0.2
+
+// unmoved learns what more pods did not fix and takes it out of the load
+// miss: while the ready fleet is well above what the last plan asked for
+// (a quarter more, at least one pod: a reactive scale-up, the hold), the
+// misses beyond waiting are taken as unmovable; a breach that only they
+// explain is then an alert, not a scale-up (a slow model, prompts the
+// prior thinks short). The estimate moves only at such ticks, so it
+// unlearns as soon as an ample fleet misses less.
+func unmoved(next *state.Service, v fleet.View, slo float64, planned int, queueing, load *float64, note string) (*float64, string) {
+	// Only a breach reads the misses beyond waiting (loadMiss).
+	if load == nil || planned <= 0 || lengths(v.Service.TTFT).Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= slo {
+		return load, note
+	}
+	excess := *load
+	if queueing != nil {
+		excess = math.Max(0, *load-*queueing)
+	}
+	if v.Starting == 0 && v.Ready >= max(planned+1, int(math.Ceil(1.25*float64(planned)))) {
+		next.Unmoved += UnmovedGain * (excess - next.Unmoved)
+	}
+	if next.Unmoved <= 0 || excess <= 0 {
+		return load, note
+	}
+	miss := math.Max(0, *load-math.Min(excess, next.Unmoved))
+	if queueing != nil {
+		miss = math.Max(miss, *queueing)
+	}
+	return &miss, note + fmt.Sprintf(", less %.2g%% that more pods did not move", 100*math.Min(excess, next.Unmoved))
+}
+
+// loadCount is how many requests the tick's miss reading stands for.
+func loadCount(svc fleet.Service) float64 { return math.Max(svc.Queue.Count, svc.TTFT.Count) }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // lengths is a histogram delta as model.Lengths.
 func lengths(h signal.Histogram) model.Lengths {

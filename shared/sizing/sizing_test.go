@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -56,24 +57,24 @@ func TestStaffIsSquareRootStaffingAndMonotone(t *testing.T) {
 
 func TestHeadroomRisesOnMissesAndFallsOnlyNearThePlan(t *testing.T) {
 	target := 0.007
-	b := learnHeadroom(2, 0.5, target, 1000, true, DefaultMinHeadroom)
+	b := learnHeadroom(2, 0.5, target, 1000, true, false, DefaultMinHeadroom)
 	if b <= 2 || b > 2+Gain*MaxMissFactor*target+1e-9 {
 		t.Errorf("a tick losing half its requests to waiting moved β 2 -> %.3f; want up, by at most %g", b, Gain*MaxMissFactor*target)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, true, DefaultMinHeadroom); b >= 3 {
+	if b := learnHeadroom(3, 0, target, 1000, true, false, DefaultMinHeadroom); b >= 3 {
 		t.Errorf("no misses at the plan's headroom kept β at %.3f; want it lower", b)
 	}
-	if b := learnHeadroom(3, 0, target, 1000, false, DefaultMinHeadroom); b != 3 {
+	if b := learnHeadroom(3, 0, target, 1000, false, false, DefaultMinHeadroom); b != 3 {
 		t.Errorf("no misses with far more headroom than planned moved β 3 -> %.3f; that says nothing", b)
 	}
-	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, DefaultMinHeadroom); b != DefaultMinHeadroom {
+	if b := learnHeadroom(DefaultMinHeadroom, 0, target, 1e6, true, false, DefaultMinHeadroom); b != DefaultMinHeadroom {
 		t.Errorf("β fell below MinHeadroom: %.3f", b)
 	}
-	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, DefaultMinHeadroom); b != MaxHeadroom {
+	if b := learnHeadroom(MaxHeadroom, 1, target, 1e6, true, false, DefaultMinHeadroom); b != MaxHeadroom {
 		t.Errorf("β rose above MaxHeadroom: %.3f", b)
 	}
 	// A tick with few requests counts for little.
-	if few, many := learnHeadroom(2, 0.1, target, 5, true, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, DefaultMinHeadroom); few-2 >= (many-2)/5 {
+	if few, many := learnHeadroom(2, 0.1, target, 5, true, false, DefaultMinHeadroom), learnHeadroom(2, 0.1, target, 5000, true, false, DefaultMinHeadroom); few-2 >= (many-2)/5 {
 		t.Errorf("5 requests moved β by %.4f, 5000 by %.4f", few-2, many-2)
 	}
 }
@@ -143,3 +144,208 @@ func TestTheHoldKeepsTheLargestRecentNeed(t *testing.T) {
 		t.Errorf("an hour later: hold %d with %d needs kept, want the current 4 and none", h, len(s.Needs))
 	}
 }
+
+// TestARefitMovesThePlanAtOnce: the forecast counts requests per second
+// and the current model turns them into work, so when the fit moves (here
+// every coefficient doubles: a GPU twice as slow as the prior) the very
+// next tick's plan doubles its offered load, and the forecast's level is
+// still the arrival rate, not work in the old model's units.
+func TestARefitMovesThePlanAtOnce(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	for i := 0; i < 40; i++ {
+		a, st = Assess(view(10, 100), st, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	twice := model.DefaultPrior()
+	twice.Alpha, twice.Beta, twice.GammaSeq, twice.GammaKV = 2*twice.Alpha, 2*twice.Beta, 2*twice.GammaSeq, 2*twice.GammaKV
+	th := []float64{twice.Alpha, twice.Beta, twice.GammaSeq, twice.GammaKV}
+	st.Fit.Step = model.NewKalman(th, th)
+	b, next := Assess(view(10, 100), st, o, t0.Add(40*15*time.Second))
+	if got := b.Offered / a.Offered; math.Abs(got-2) > 0.05 {
+		t.Errorf("the model's work per request doubled; the offered load moved ×%.3f (%.3g → %.3g pods), want ×2 at once", got, a.Offered, b.Offered)
+	}
+	if math.Abs(next.Forecast.Level-100)/100 > 0.02 || next.Forecast.Unit != ForecastUnit {
+		t.Errorf("forecast level %.4g %q after the refit, want the arrival rate 100 %s", next.Forecast.Level, next.Forecast.Unit, ForecastUnit)
+	}
+}
+
+// TestAForecastInTheOldUnitIsRestarted: a state written by a release whose
+// forecast counted pods of work (no unit) is not continued in requests per
+// second; the plan says so and starts again from the tick's arrival rate.
+func TestAForecastInTheOldUnitIsRestarted(t *testing.T) {
+	var old state.Service
+	old.Forecast.Level, old.Forecast.At, old.Forecast.Scores = 3.5, t0.Add(-15*time.Second), []float64{0.1, 0.2}
+	a, next := Assess(view(10, 100), old, options(), t0)
+	if !a.ForecastReset || next.Forecast.Unit != ForecastUnit || next.Forecast.Level != 100 || len(next.Forecast.Scores) != 0 {
+		t.Errorf("old-unit forecast: reset %v, next %+v; want a reported restart at 100 %s", a.ForecastReset, next.Forecast, ForecastUnit)
+	}
+	if b, _ := Assess(view(10, 100), next, options(), t0.Add(15*time.Second)); b.ForecastReset {
+		t.Error("a forecast in requests/s is restarted again")
+	}
+	if a, _ := Assess(view(10, 100), state.Service{}, options(), t0); a.ForecastReset {
+		t.Error("a first tick reports a restart")
+	}
+}
+
+// missing is a view whose tick's requests all waited 2.5-5 s to be
+// scheduled: far past the 2 s objective.
+func missing(ready, starting int, rps float64) fleet.View {
+	v := view(ready, rps)
+	v.Starting = starting
+	v.Service.Queue.Count, v.Service.Queue.Sum = 300, 900
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 1, Count: 0}, {UpperBound: 2.5, Count: 0}, {UpperBound: 5, Count: 300}}
+	return v
+}
+
+// TestBetaIgnoresMissesDuringAColdStart: two pods under a load that needs
+// ten, eight on their way. The requests miss because the pods asked for
+// are not ready — headroom could not have prevented that — so β does not
+// move; nor while the pods asked for are ready but fewer than the plan
+// (Planned). The same misses at the plan raise it.
+func TestBetaIgnoresMissesDuringAColdStart(t *testing.T) {
+	o := options()
+	prev := state.Service{Beta: 1.5, Ticks: 10, Planned: 10}
+	for name, v := range map[string]fleet.View{"starting": missing(2, 8, 200), "ready below the plan": missing(6, 0, 200)} {
+		a, next := Assess(v, prev, o, t0)
+		if a.QueueingMiss == nil || *a.QueueingMiss < 0.5 {
+			t.Fatalf("%s: the tick's misses were not read: %v", name, a.QueueingMiss)
+		}
+		if !a.Below || next.Beta != prev.Beta {
+			t.Errorf("%s: β %.3g → %.3g (below %v); misses below the plan must not move it", name, prev.Beta, next.Beta, a.Below)
+		}
+	}
+	at := prev
+	at.Planned = 6
+	if _, next := Assess(missing(6, 0, 200), at, o, t0); next.Beta <= prev.Beta {
+		t.Errorf("the same misses at the plan left β at %.3g; they must raise it", next.Beta)
+	}
+}
+
+// TestBetaFallsAtTheHeldFleetWhenNothingIsMissed: the hold keeps twelve
+// pods (a need from a minute ago) where β asks for fewer at the current
+// demand; with nothing missed, β comes down, tick after tick.
+func TestBetaFallsAtTheHeldFleetWhenNothingIsMissed(t *testing.T) {
+	o := options()
+	st := state.Service{Beta: 3, Ticks: 100, Planned: 5}
+	for i := 0; i < 8; i++ {
+		Remember(&st, t0.Add(time.Duration(i-8)*15*time.Second), 12)
+	}
+	v := view(12, 30)
+	v.Service.Queue.Count, v.Service.Queue.Sum = 500, 0.5
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 0.1, Count: 500}}
+	a, next := Assess(v, st, o, t0)
+	if n := Staff(a.Demand/a.Ceiling.Utilisation, 3, o.MaxPods); n+1 >= 12 {
+		t.Fatalf("the demand alone needs %d pods: the fleet is not above it, the test proves nothing", n)
+	}
+	if next.Beta >= 3 {
+		t.Errorf("no misses at the held fleet of 12: β %.3g, want it below 3", next.Beta)
+	}
+}
+
+// TestTheHoldIgnoresABacklogDrain: a flat 60 req/s, then a backlog of
+// 3,000 waiting requests for a minute (what a cold start leaves). The
+// backlog asked for more pods while it lasted; once it has drained the
+// hold is the flat load's need, not the backlog's for ten minutes.
+func TestTheHoldIgnoresABacklogDrain(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+	i := 0
+	for ; i < 60; i++ {
+		a, st = Assess(view(10, 60), st, o, at(i))
+		Remember(&st, at(i), a.HoldNeed)
+	}
+	flat := a.Hold
+	peak := 0
+	for ; i < 64; i++ {
+		v := view(10, 60)
+		v.Waiting = 3000
+		a, st = Assess(v, st, o, at(i))
+		peak = max(peak, a.Need)
+		Remember(&st, at(i), a.HoldNeed)
+	}
+	if peak <= flat+2 {
+		t.Fatalf("the backlog asked for %d pods against %d: the test proves nothing", peak, flat)
+	}
+	a, _ = Assess(view(10, 60), st, o, at(i))
+	if a.Hold != flat {
+		t.Errorf("after the backlog drained the hold is %d (the backlog's need %d); want the arrivals' %d", a.Hold, peak, flat)
+	}
+}
+
+// TestAReducedMetricSetFitsWhatItCan: a server that exports queue and
+// TTFT histograms and token counters but no inter-token or length
+// histograms. The prefill part is fitted from TTFT − queue time against
+// the prompt tokens counted per request, the mix from the token counters,
+// and the plan says it is partly fitted and from which series.
+func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
+	o := options()
+	var st state.Service
+	var a Assessment
+	slow := 4 * o.Prior.Beta // a GPU whose prefill is 4× the prior's
+	for i := 0; i < 40; i++ {
+		v := view(4, 2)
+		// 30 requests of 6,000 prompt tokens each per pod-tick, prefill
+		// taking what a 4× slower prefill takes.
+		ps := fleet.PodService{Name: "p", Seconds: 15, PromptRate: 30 * 6000 / 15, OutputRate: 30 * 100 / 15,
+			Prefill: slow*6000 + o.Prior.Alpha, Prefills: 30, PromptMean: 6000}
+		v.Service.Pods = []fleet.PodService{ps}
+		v.Service.TTFT = signal.Histogram{Count: 30, Sum: 30 * ps.Prefill}
+		v.Service.PromptTokens, v.Service.OutputTokens = 30*6000, 30*100
+		a, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	if a.ParamsSource != "partly fitted" || len(a.ParamsSeries) != 1 || a.ParamsSeries[0] != model.SeriesPrefill {
+		t.Errorf("source %q %v, want partly fitted from %q", a.ParamsSource, a.ParamsSeries, model.SeriesPrefill)
+	}
+	if got := a.Params.Beta / o.Prior.Beta; got < 2.5 {
+		t.Errorf("β fitted to %.2f× the prior, want near the server's 4×", got)
+	}
+	if math.Abs(a.Mix.PromptTokens-6000)/6000 > 0.2 || math.Abs(a.Mix.OutputTokens-100)/100 > 0.5 {
+		t.Errorf("mix %+v from the token counters, want near 6000 prompt and 100 output tokens", a.Mix)
+	}
+}
+
+// TestMissesMorePodsDidNotMoveStopCountingAsLoad: a breach nothing waited
+// for, on a fleet twice what the plan asked for, tick after tick: the
+// misses beyond waiting are learned as unmoved and the load share falls
+// under the miss budget, so the breach becomes an alert, not one more pod
+// a minute; at the plan the same misses are not learned.
+func TestMissesMorePodsDidNotMoveStopCountingAsLoad(t *testing.T) {
+	o := options()
+	v := view(10, 20)
+	v.TTFTP95, v.LatencyRequests = &[]float64{4}[0], 300
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 3, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 300}}}
+	v.Service.TTFT = signal.Histogram{Count: 300, Sum: 600, Buckets: []signal.Bucket{{UpperBound: 1, Count: 240}, {UpperBound: 2, Count: 250}, {UpperBound: 5, Count: 300}}}
+	for _, c := range []struct {
+		planned int
+		learns  bool
+	}{{5, true}, {10, false}} {
+		st := state.Service{Beta: 1, Ticks: 100, Planned: c.planned}
+		var first, last float64
+		for i := 0; i < 30; i++ {
+			st.Planned = c.planned
+			a, next := Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+			if a.LoadMiss == nil {
+				t.Fatalf("no load miss read")
+			}
+			if i == 0 {
+				first = *a.LoadMiss
+			}
+			last, st = *a.LoadMiss, next
+		}
+		switch {
+		case first < 0.1:
+			t.Errorf("planned %d: the first breach tick reads %.3g as load, want the 17%% missed", c.planned, first)
+		case c.learns && last > a0(o):
+			t.Errorf("twice the planned pods: load miss %.3g after 30 ticks, want it under the budget %.3g", last, a0(o))
+		case !c.learns && last != first:
+			t.Errorf("at the plan the load miss moved %.3g → %.3g; only an ample fleet learns", first, last)
+		}
+	}
+}
+
+// a0 is twice the plan's waiting target: what a breach must exceed to be
+// load-driven.
+func a0(o Options) float64 { return 2 * WaitShare * (1 - o.Attainment) }

@@ -29,6 +29,13 @@ type Service struct {
 	Needs []Need `json:"needs,omitempty"`
 	// Ticks counts the ticks with a demand reading.
 	Ticks int `json:"ticks,omitempty"`
+	// Planned is the fleet the last tick's plan asked for: while fewer
+	// pods are ready, misses are the plan's delay, not its headroom.
+	Planned int `json:"planned,omitempty"`
+	// Unmoved is the share of requests that missed the objective beyond
+	// waiting while the fleet had well more pods than planned: what more
+	// pods did not fix.
+	Unmoved float64 `json:"unmoved,omitempty"`
 }
 
 // Need is one tick's sizing.
@@ -82,7 +89,7 @@ func (s *Service) Check() error {
 // finite reports whether every number is finite and within MaxValue.
 func (s *Service) finite() bool {
 	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
-		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta}
+		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved}
 	vals = append(vals, s.Forecast.Scores...)
 	vals = append(vals, s.Prompts.C...)
 	vals = append(vals, s.Prompts.LE...)

@@ -10,7 +10,8 @@
 //   - GPU-hours ≤ 1.15 × the oracle's where the oracle's mean fleet is at
 //     least 8 pods;
 //   - nothing killed by scale-down;
-//   - at most one flap (direction reversal within 5 min) per hour.
+//   - at most one flap (direction reversal within 5 min) per hour;
+//   - no scale-down while the TTFT objective is breached (DownsInBreach).
 //
 // Oracle and static results do not depend on the policy, so they are
 // cached on disk, keyed by the cell and engine.Version / oracle.Version:
@@ -32,6 +33,68 @@ import (
 type Workload struct {
 	Name  string
 	Trace runner.Trace // Seed is set per cell
+	// ColdStart, when set, starts the policy (not the oracle or the static
+	// fleets, which are cached with the plain cell) from this many pods.
+	ColdStart int
+	// Engine, when set, changes the cell's fleet model without telling
+	// the policy (its prior stays the default): an engine off the prior.
+	Engine func(engine.Model) engine.Model
+	// Hidden are the signals the policy's pods do not export (a server
+	// preset's metric set); the oracle and static fleets are the plain
+	// cell's.
+	Hidden []string
+}
+
+// Metric sets of the server presets (shared/preset/servers), as the
+// signals the simulated vLLM pods hide to show only what each preset
+// reads: vLLM without the inter-token and length histograms (what
+// recording rules often keep), SGLang (no length histograms), TGI (no
+// TTFT, KV or token counters), Triton (no queue time, inter-token, e2e or
+// token counters).
+var presetHidden = []struct {
+	name   string
+	hidden []string
+}{
+	{"vllm-reduced", []string{"interToken", "promptLength", "generationLength"}},
+	{"sglang", []string{"promptLength", "generationLength", "preemptionsTotal"}},
+	{"tgi", []string{"ttft", "kvCacheUsage", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
+	{"triton", []string{"e2e", "queueTime", "interToken", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
+}
+
+// Stress are the cells issue 14 adds: a cold start from an under-sized
+// fleet (2 pods under the demo ×4's 10-60-pod load) and engines off the
+// policy's prior (prefill ×4 slower on the long-prompt Mooncake trace,
+// decode ×2 slower on the demo; both ×0.5 is GPU speed 2 of the matrix).
+// And that engine seen through each server preset's metric set
+// (presetHidden). A 24 h day is not a cell (its oracle search takes hours
+// on a small machine): docs/performance.md.
+func Stress(shared string) []Workload {
+	w := Workloads(shared)
+	byName := map[string]Workload{}
+	for _, x := range w {
+		byName[x.Name] = x
+	}
+	cold := byName["demo-x4"]
+	cold.Name, cold.ColdStart = "demo-x4-cold2", 2
+	prefill := byName["mooncake-conv"]
+	prefill.Name, prefill.Engine = "mooncake-conv-prefill×4", func(m engine.Model) engine.Model {
+		m.PerPrefillToken, m.PerAttnPair = 4*m.PerPrefillToken, 4*m.PerAttnPair
+		return m
+	}
+	decode := byName["demo"]
+	decode.Name, decode.Engine = "demo-decode×2", func(m engine.Model) engine.Model {
+		m.PerDecodeSeq, m.PerKVToken = 2*m.PerDecodeSeq, 2*m.PerKVToken
+		return m
+	}
+	out := []Workload{cold, prefill, decode}
+	for _, m := range presetHidden {
+		// Long prompts on a prefill 4× the prior: where a model that
+		// cannot fit is most wrong.
+		w := prefill
+		w.Name, w.Hidden = "mooncake-prefill×4-"+m.name, m.hidden
+		out = append(out, w)
+	}
+	return out
 }
 
 // Workloads are the matrix's traces, files under shared (../shared):
@@ -42,12 +105,12 @@ type Workload struct {
 func Workloads(shared string) []Workload {
 	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
 	return []Workload{
-		{"demo", runner.Trace{Spec: "synthetic:demo"}},
-		{"azure-code", runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
-		{"mooncake-conv", runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
-		{"servegen-morning", runner.Trace{Spec: tr("servegen", "servegen_trace_csvs_m-large.tar.gz"),
+		{Name: "demo", Trace: runner.Trace{Spec: "synthetic:demo"}},
+		{Name: "azure-code", Trace: runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
+		{Name: "mooncake-conv", Trace: runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
+		{Name: "servegen-morning", Trace: runner.Trace{Spec: tr("servegen", "servegen_trace_csvs_m-large.tar.gz"),
 			Start: 30 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},
-		{"demo-x4", runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
+		{Name: "demo-x4", Trace: runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
 	}
 }
 
@@ -142,6 +205,9 @@ func DefaultSettings() Settings {
 func (s Settings) Config(c Case) engine.Config {
 	cfg := engine.DefaultConfig()
 	cfg.Seed = uint64(c.Seed)
+	if c.Workload.Engine != nil {
+		cfg.Model = c.Workload.Engine(cfg.Model)
+	}
 	cfg.Model = cfg.Model.Scaled(c.Speed)
 	cfg.Startup.MedianSeconds = max(c.Startup.Seconds-cfg.Startup.PendingSeconds, 0)
 	cfg.Startup.Sigma = c.Startup.Sigma
@@ -160,6 +226,9 @@ type Row struct {
 	Killed       int // by scale-down
 	Unfinished   int // at the end of the replay
 	FlapsPerHour float64
+	// DownsInBreach counts scale-downs while the TTFT objective was
+	// breached (Breach.DownsInBreach).
+	DownsInBreach int
 
 	// The clairvoyant oracle (OracleOK false: none found).
 	OracleOK         bool
@@ -180,17 +249,18 @@ type Row struct {
 // Verdict is a row's pass or fail per criterion; NearOracle is nil where
 // it does not apply (the oracle's fleet is small, or there is none).
 type Verdict struct {
-	Attainment    bool
-	BelowStatic   bool
-	NearOracle    *bool
-	NoKills       bool
-	FewFlaps      bool
-	AttainmentBar float64 // the attainment the row had to reach
+	Attainment     bool
+	BelowStatic    bool
+	NearOracle     *bool
+	NoKills        bool
+	FewFlaps       bool
+	NoDownInBreach bool
+	AttainmentBar  float64 // the attainment the row had to reach
 }
 
 // All reports whether every applicable criterion passed.
 func (v Verdict) All() bool {
-	return v.Attainment && v.BelowStatic && (v.NearOracle == nil || *v.NearOracle) && v.NoKills && v.FewFlaps
+	return v.Attainment && v.BelowStatic && (v.NearOracle == nil || *v.NearOracle) && v.NoKills && v.FewFlaps && v.NoDownInBreach
 }
 
 // Judge fills the row's verdict.
@@ -210,6 +280,7 @@ func (s Settings) Judge(r *Row) {
 	}
 	v.NoKills = r.Killed == 0
 	v.FewFlaps = r.FlapsPerHour <= s.MaxFlapsHour+1e-12
+	v.NoDownInBreach = r.DownsInBreach == 0
 	r.Verdict = v
 }
 

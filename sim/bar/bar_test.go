@@ -180,3 +180,35 @@ func TestProgressEstimatesTheTimeLeft(t *testing.T) {
 		t.Errorf("after 4 of 4: %d, %s; want 4, 0s", n, eta)
 	}
 }
+
+func TestStressCellsChangeTheEngineOrTheStartOnly(t *testing.T) {
+	s := DefaultSettings()
+	plain := map[string]Workload{}
+	for _, w := range Workloads("/x") {
+		plain[w.Name] = w
+	}
+	cells := Matrix(Stress("/x"), []int64{1}, []float64{1}, []Startup{{60, 0}})
+	if len(cells) != 7 {
+		t.Fatalf("%d stress cells, want 7", len(cells))
+	}
+	base := s.Config(Case{Workload: plain["demo"], Seed: 1, Speed: 1, Startup: Startup{60, 0}})
+	for _, c := range cells {
+		cfg := s.Config(c)
+		switch {
+		case len(c.Workload.Hidden) > 0:
+			if err := (func() error { cfg.Hidden = c.Workload.Hidden; return cfg.Validate() })(); err != nil {
+				t.Errorf("%s: %v", c.Name(), err)
+			}
+		case c.Workload.ColdStart == 2:
+			if cfg.Model != base.Model {
+				t.Errorf("%s: the cold start changed the engine", c.Name())
+			}
+		case c.Workload.Engine != nil:
+			if cfg.Model == base.Model || cfg.Model.IterBase != base.Model.IterBase {
+				t.Errorf("%s: engine %+v, want the prior's but for the changed costs", c.Name(), cfg.Model)
+			}
+		default:
+			t.Errorf("%s: neither a cold start nor an engine off the prior", c.Name())
+		}
+	}
+}

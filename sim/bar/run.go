@@ -106,11 +106,16 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
 	row := Row{Case: c.Name()}
 
-	b, err := runner.Build(r.Policy, cfg, r.Options)
+	pcfg := cfg
+	if c.Workload.ColdStart > 0 {
+		pcfg.InitialReplicas = c.Workload.ColdStart
+	}
+	pcfg.Hidden = c.Workload.Hidden
+	b, err := runner.Build(r.Policy, pcfg, r.Options)
 	if err != nil {
 		return Row{}, err
 	}
-	res, err := runner.Run(ctx, cfg, reqs, b)
+	res, err := runner.Run(ctx, pcfg, reqs, b)
 	if cerr := b.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -120,6 +125,7 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	row.Attainment = res.FeasibleTTFTAttainment()
 	row.GPUHours = res.GPUHours()
 	row.Killed, row.Unfinished = res.Killed, res.Unfinished
+	row.DownsInBreach = DefaultBreach(cfg).DownsInBreach(res, reqs)
 	if hours := res.EndSeconds / 3600; hours > 0 {
 		row.FlapsPerHour = float64(report.Flaps(res.ScaleEvents)) / hours
 	}

@@ -9,8 +9,8 @@ import (
 
 // Summary counts the rows passing each criterion.
 type Summary struct {
-	Rows, Attainment, BelowStatic, NoKills, FewFlaps, All int
-	NearOracle, NearOracleOf                              int // passing, applicable
+	Rows, Attainment, BelowStatic, NoKills, FewFlaps, NoDownInBreach, All int
+	NearOracle, NearOracleOf                                              int // passing, applicable
 }
 
 // Summarise counts rows.
@@ -22,6 +22,7 @@ func Summarise(rows []Row) Summary {
 		s.BelowStatic += b2i(v.BelowStatic)
 		s.NoKills += b2i(v.NoKills)
 		s.FewFlaps += b2i(v.FewFlaps)
+		s.NoDownInBreach += b2i(v.NoDownInBreach)
 		s.All += b2i(v.All())
 		if v.NearOracle != nil {
 			s.NearOracleOf++
@@ -40,12 +41,12 @@ func b2i(b bool) int {
 
 // String is the summary line.
 func (s Summary) String() string {
-	return fmt.Sprintf("cases passing: attainment %d/%d, GPU-h below static %d/%d, ≤1.15×oracle %d/%d (where the oracle's fleet ≥ 8), 0 killed %d/%d, flaps ≤1/h %d/%d; all criteria %d/%d",
-		s.Attainment, s.Rows, s.BelowStatic, s.Rows, s.NearOracle, s.NearOracleOf, s.NoKills, s.Rows, s.FewFlaps, s.Rows, s.All, s.Rows)
+	return fmt.Sprintf("cases passing: attainment %d/%d, GPU-h below static %d/%d, ≤1.15×oracle %d/%d (where the oracle's fleet ≥ 8), 0 killed %d/%d, flaps ≤1/h %d/%d, no scale-down in a breach %d/%d; all criteria %d/%d",
+		s.Attainment, s.Rows, s.BelowStatic, s.Rows, s.NearOracle, s.NearOracleOf, s.NoKills, s.Rows, s.FewFlaps, s.Rows, s.NoDownInBreach, s.Rows, s.All, s.Rows)
 }
 
 var header = []string{"case", "TTFT ok", "GPU-h", "killed", "unfin.", "flaps/h", "oracle ok", "oracle GPU-h", "oracle fleet",
-	"static n", "static GPU-h", "att", "<static", "≤1.15×orc", "0 killed", "flaps", "all"}
+	"static n", "static GPU-h", "down@breach", "att", "<static", "≤1.15×orc", "0 killed", "flaps", "no down@breach", "all"}
 
 func cells(r Row) []string {
 	mark := func(ok bool) string {
@@ -73,8 +74,8 @@ func cells(r Row) []string {
 		att += fmt.Sprintf(" (≥%s)", pct(r.Verdict.AttainmentBar))
 	}
 	return []string{r.Case, pct(r.Attainment), fmt.Sprintf("%.2f", r.GPUHours), fmt.Sprint(r.Killed), fmt.Sprint(r.Unfinished),
-		fmt.Sprintf("%.2f", r.FlapsPerHour), orcOK, orcGPU, orcFleet, stN, stGPU,
-		att, mark(r.Verdict.BelowStatic), near, mark(r.Verdict.NoKills), mark(r.Verdict.FewFlaps), mark(r.Verdict.All())}
+		fmt.Sprintf("%.2f", r.FlapsPerHour), orcOK, orcGPU, orcFleet, stN, stGPU, fmt.Sprint(r.DownsInBreach),
+		att, mark(r.Verdict.BelowStatic), near, mark(r.Verdict.NoKills), mark(r.Verdict.FewFlaps), mark(r.Verdict.NoDownInBreach), mark(r.Verdict.All())}
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }

@@ -64,6 +64,11 @@ type Config struct {
 	// see it (scrape + adapter + cache delay).
 	ScrapeIntervalSeconds float64
 	MetricLagSeconds      float64
+	// Hidden names the signals (shared/preset names: interToken,
+	// promptLength, ...) the pods do not export: the metric set of another
+	// server preset, or of a Prometheus that keeps fewer series. The
+	// engine itself is unchanged.
+	Hidden []string
 	// GPUDutySamples is how many 0/1 "kernel running?" samples the GPU
 	// utilisation reading averages per scrape (seed 000's jitter).
 	GPUDutySamples int
@@ -137,6 +142,14 @@ func (c Config) Validate() error {
 	pos := func(name string, v float64, allowZero bool) {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (!allowZero && v == 0) {
 			errs = append(errs, fmt.Errorf("%s=%g: want a finite number %s", name, v, map[bool]string{true: "≥ 0", false: "> 0"}[allowZero]))
+		}
+	}
+	for _, n := range c.Hidden {
+		switch n {
+		case "ttft", "e2e", "queueTime", "interToken", "promptLength", "generationLength", "promptTokensTotal",
+			"generationTokensTotal", "preemptionsTotal", "kvCacheUsage", "gpuUtilization":
+		default:
+			errs = append(errs, fmt.Errorf("Hidden signal %q: not one the engine exports", n))
 		}
 	}
 	pos("Startup.PendingSeconds", c.Startup.PendingSeconds, true)

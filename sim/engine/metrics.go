@@ -104,8 +104,39 @@ func (e *Engine) podSignal(r *replica, s *snapshot) *signal.Pod {
 		GenerationTokensTotal: signal.F(s.generation),
 		PreemptionsTotal:      signal.F(s.preemptions),
 	}
+	hide(p, e.cfg.Hidden)
 	s.pod = p
 	return p
+}
+
+// hide drops the named signals from a scrape (shared/preset names).
+func hide(p *signal.Pod, names []string) {
+	for _, n := range names {
+		switch n {
+		case "ttft":
+			p.TTFT = nil
+		case "e2e":
+			p.E2E = nil
+		case "queueTime":
+			p.QueueTime = nil
+		case "interToken":
+			p.InterToken = nil
+		case "promptLength":
+			p.PromptLength = nil
+		case "generationLength":
+			p.GenerationLength = nil
+		case "promptTokensTotal":
+			p.PromptTokensTotal = nil
+		case "generationTokensTotal":
+			p.GenerationTokensTotal = nil
+		case "preemptionsTotal":
+			p.PreemptionsTotal = nil
+		case "kvCacheUsage":
+			p.KVCacheUsage = nil
+		case "gpuUtilization":
+			p.GPU = nil
+		}
+	}
 }
 
 func (e *Engine) wall(t float64) time.Time {

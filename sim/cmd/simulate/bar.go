@@ -21,6 +21,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	policy := fs.String("policy", "inferscale", "the policy under test: NAME[:k=v,...]")
 	shared := fs.String("shared", "../shared", "directory holding traces/ (the reference traces)")
 	quick := fs.Bool("quick", false, "seed 1 only (30 cells instead of 90)")
+	stress := fs.Bool("stress", false, "add issue 14's cells: a cold start from 2 pods (demo ×4) and engines off the prior (Mooncake prefill ×4, demo decode ×2)")
 	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated (ignored with -quick)")
 	speeds := fs.String("speeds", "1,2,0.5", "GPU speeds, comma-separated")
 	only := fs.String("only", "", "keep the cells whose name contains one of these comma-separated substrings")
@@ -57,7 +58,11 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	if _, err := os.Stat(*shared); err != nil {
 		return fmt.Errorf("-shared: %w", err)
 	}
-	cases := bar.Filter(bar.Matrix(bar.Workloads(*shared), seedList, speedList, bar.Startups()), *only)
+	workloads := bar.Workloads(*shared)
+	if *stress {
+		workloads = append(workloads, bar.Stress(*shared)...)
+	}
+	cases := bar.Filter(bar.Matrix(workloads, seedList, speedList, bar.Startups()), *only)
 	if len(cases) == 0 {
 		return fmt.Errorf("-only %q keeps no cell", *only)
 	}

@@ -1,0 +1,68 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/inferscale/inferscale/shared/signal"
+)
+
+// breach says which objective the fleet is missing now ("" when none):
+// the TTFT or e2e p95 above its objective, over enough finished requests
+// to have a quantile. Whatever caused it — waiting, prefills stretched by
+// other requests' chunks, long prompts, a slow model — no scale-down
+// happens while it lasts: a removal can only make it worse, and what the
+// breach is attributed to is an estimate that may be wrong.
+func breach(in Input, c Config) string {
+	if q := in.Service.Queue; c.TTFTSLO > 0 && q.Count >= float64(max(c.LatencyMinRequests, 1)) {
+		// TTFT is at least the time waited: a queue time past the
+		// objective for more than 5 % of requests is a breach even where
+		// no TTFT is exported.
+		if waited := 1 - queueCDF(q, c.TTFTSLO.Seconds()); waited > 0.05 {
+			return fmt.Sprintf("%.3g%% of requests waited longer than the TTFT objective %s", 100*waited, c.TTFTSLO)
+		}
+	}
+	if in.LatencyRequests < c.LatencyMinRequests {
+		return ""
+	}
+	if c.TTFTSLO > 0 && in.TTFTP95 != nil && *in.TTFTP95 > c.TTFTSLO.Seconds() {
+		return fmt.Sprintf("TTFT p95 %.3gs above the objective %s", *in.TTFTP95, c.TTFTSLO)
+	}
+	if c.E2ESLO > 0 && in.E2EP95 != nil && *in.E2EP95 > c.E2ESLO.Seconds() {
+		return fmt.Sprintf("e2e p95 %.3gs above the objective %s", *in.E2EP95, c.E2ESLO)
+	}
+	return ""
+}
+
+// holdInBreach keeps target at current while an objective is breached,
+// whatever asked for fewer pods (only maxReplicas may still lower it).
+func holdInBreach(d *Decision, in Input, c Config, target int) int {
+	if target >= in.Current {
+		return target
+	}
+	why := breach(in, c)
+	if why == "" {
+		return target
+	}
+	d.because("no scale-down while an objective is breached: %s", why)
+	return min(in.Current, max(c.MaxReplicas, 1))
+}
+
+// queueCDF is the share of the queue-time histogram's requests that
+// waited at most t seconds (linear within a bucket; what lies beyond the
+// last finite bound counts as above t).
+func queueCDF(h signal.Histogram, t float64) float64 {
+	if h.Count <= 0 || len(h.Buckets) == 0 {
+		return 1 // no buckets: nothing known about the wait
+	}
+	lo, loC := 0.0, 0.0
+	for _, b := range h.Buckets {
+		if t <= b.UpperBound {
+			if b.UpperBound == lo {
+				return b.Count / h.Count
+			}
+			return (loC + (b.Count-loC)*(t-lo)/(b.UpperBound-lo)) / h.Count
+		}
+		lo, loC = b.UpperBound, b.Count
+	}
+	return loC / h.Count
+}

@@ -1,0 +1,84 @@
+package policy_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// TestNoTickScalesDownInABreach: a fleet whose plan is warm at a low load
+// would scale down; with the TTFT (or e2e) p95 above its objective it must
+// not, whatever the breach is attributed to — nothing waited (long
+// prompts, stretched prefills), the model unfitted, policy v1 or v2. The
+// views are drawn at random around that fleet; every tick is checked.
+func TestNoTickScalesDownInABreach(t *testing.T) {
+	for _, v2 := range []bool{true, false} {
+		cfg := settings.Defaults()
+		cfg.ServiceModel = v2
+		cfg.MaxReplicas = 20
+		cfg.E2ESLO = 30 * time.Second
+		low := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100,
+			TTFTP95: p(0.1), E2EP95: p(1), KVMean: p(0.01)}
+		low.Service.Queue.Count, low.Service.Queue.Sum = 100, 0.1
+		st := state.New()
+		// Warm the plan (v2) or the down-window (v1) on the low load,
+		// holding at 10 (the decisions are recorded, not applied).
+		for i := 0; i < 45; i++ {
+			now := t0.Add(time.Duration(i) * 15 * time.Second)
+			record(st, cfg, policy.Decide(low, st, cfg, 10, now), now)
+		}
+		if d := policy.Decide(low, st, cfg, 10, t0.Add(46*15*time.Second)); d.Target >= 10 {
+			t.Fatalf("v2=%v: the low load does not scale down (the test would prove nothing): %q", v2, d.Reasons)
+		}
+		rng := rand.New(rand.NewPCG(14, uint64(len(t.Name()))))
+		now := t0.Add(46 * 15 * time.Second)
+		for i := 0; i < 500; i++ {
+			v := low
+			v.ArrivalRate = p(rng.Float64() * 3)
+			v.KVMean = p(rng.Float64() * 0.3)
+			v.Waiting = float64(rng.IntN(3))
+			if rng.IntN(2) == 0 {
+				v.TTFTP95 = p(2.01 + rng.Float64()*8)
+			} else {
+				v.E2EP95 = p(30.1 + rng.Float64()*30)
+			}
+			v.Service.Queue.Count, v.Service.Queue.Sum = 100, rng.Float64()*10
+			if d := policy.Decide(v, st, cfg, 10, now); d.Target < 10 {
+				t.Fatalf("v2=%v tick %d: scaled down to %d above the objective (TTFT p95 %.3g, e2e p95 %.3g); reasons %q",
+					v2, i, d.Target, *v.TTFTP95, *v.E2EP95, d.Reasons)
+			}
+		}
+	}
+}
+
+// TestNoTTFTExportedNeverScalesDownOnLatency: a server that exports no
+// TTFT (TGI's preset) but a queue-time histogram. The objective cannot be
+// judged low, so the plan does not remove pods for it; and a queue time
+// past the objective for a fifth of the requests is a breach by itself.
+func TestNoTTFTExportedNeverScalesDownOnLatency(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 20
+	v := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
+	v.Service.Queue = signal.Histogram{Count: 100, Sum: 1, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 100}, {UpperBound: 5, Count: 100}}}
+	st := state.New()
+	d := steady(t, st, cfg, v, 10, 45)
+	if d.Target < 10 || d.Rules[3].Name != policy.RuleLatency || d.Rules[3].Low || !strings.Contains(d.Rules[3].Note, "no TTFT exported") {
+		t.Errorf("no TTFT exported: target %d, latency rule %+v; want it never low", d.Target, d.Rules[3])
+	}
+	cfg = settings.Defaults()
+	cfg.MaxReplicas = 20
+	v.TTFTP95, v.LatencyRequests = p(0.1), 100
+	v.Service.TTFT.Count = 100
+	steady(t, st, cfg, v, 10, 1)
+	v.Service.Queue.Buckets = []signal.Bucket{{UpperBound: 1, Count: 80}, {UpperBound: 5, Count: 100}}
+	if d := policy.Decide(v, st, cfg, 10, t0.Add(47*15*time.Second)); d.Target < 10 || !hasReason(d, "waited longer than the TTFT objective") {
+		t.Errorf("a fifth of the requests waited 1-5 s: target %d; reasons %q", d.Target, d.Reasons)
+	}
+}

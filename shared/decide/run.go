@@ -105,7 +105,11 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	if w := txn.Warning(); w != nil {
 		p.Log.Warn("state discarded", "err", w)
 	}
-	s := txn.State()
+	target := targetOf(in.Target)
+	s, foreign, save := claim(txn.State(), target)
+	if foreign != "" {
+		p.Log.Warn("state discarded", "err", foreign)
+	}
 	if len(s.Repairs) > 0 {
 		p.Log.Warn("state values out of range: those parts start fresh", "reset", strings.Join(s.Repairs, "; "))
 	}
@@ -113,6 +117,9 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
 	if w := txn.Warning(); w != nil {
 		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
+	}
+	if foreign != "" {
+		d.Warn(policy.WarnStateReset, "state was not this target's and was not used: "+foreign)
 	}
 	if len(s.Repairs) > 0 {
 		d.Warn(policy.WarnStateReset, "state values out of range were reset: "+strings.Join(s.Repairs, "; "))
@@ -137,12 +144,13 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
 		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		rec.Target = target
 		if trim := s.Record(rec); trim.Began {
 			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",
 				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
 		}
-		if err := txn.Save(ctx, s); err != nil {
-			return nil, fmt.Errorf("saving state: %w", err)
+		if err := saveUnlessForeign(ctx, txn, s, save); err != nil {
+			return nil, err
 		}
 	}
 	if err := txn.Close(); err != nil {
@@ -181,6 +189,18 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
 		rec.Decided.Events = ev
 	}
+}
+
+// saveUnlessForeign saves s unless the stored state is another target's
+// (claim), which is left as it is.
+func saveUnlessForeign(ctx context.Context, txn store.Txn, s *state.State, save bool) error {
+	if !save {
+		return nil
+	}
+	if err := txn.Save(ctx, s); err != nil {
+		return fmt.Errorf("saving state: %w", err)
+	}
+	return nil
 }
 
 // OpenStore opens the store the settings name: the file, a ConfigMap

@@ -10,6 +10,9 @@ import (
 // policy.Decision.Memory fills Decided. Record stores it.
 type Tick struct {
 	At time.Time
+	// Target is the scale target of the tick (nil: unknown, the stored
+	// one stays).
+	Target *Target
 	Observed
 	Decided
 }
@@ -72,6 +75,10 @@ type Decided struct {
 // it had to shed for that is returned (see Trim).
 func (s *State) Record(t Tick) Trim {
 	s.Version = Version
+	if t.Target != nil && t.Target.valid() {
+		tt := *t.Target
+		s.Target = &tt
+	}
 	s.recordObserved(t.At, t.Observed)
 	s.recordDecided(t.At, t.Decided)
 	return s.fit()

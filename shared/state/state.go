@@ -51,6 +51,9 @@ const (
 // State is the persisted memory of the policy.
 type State struct {
 	Version int `json:"v"`
+	// Target is the scale target the state was written for (nil: before
+	// it was kept); a tick for another target does not use it (OwnedBy).
+	Target *Target `json:"target,omitempty"`
 	// LastTick is the time of the last evaluation that was saved.
 	LastTick *time.Time `json:"lastTick,omitempty"`
 	// LastScaleUp and LastScaleDown are when the observed replica count

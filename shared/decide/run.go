@@ -40,6 +40,8 @@ type Process struct {
 
 	// api stands in for the in-cluster API (tests); nil: connect.
 	api *cluster
+	// store stands in for the settings' store (tests); nil: OpenStore.
+	store store.Store
 }
 
 // Run is the whole evaluate process: read stdin, decide, persist unless
@@ -93,9 +95,12 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 // victims' marks, Events), records the tick and saves the state, unless
 // the run is a dry run or autoscaling is disabled; it returns the output.
 func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
-	st, err := OpenStore(cfg.Store, p.Lookup)
-	if err != nil {
-		return nil, err
+	st := p.store
+	if st == nil {
+		var err error
+		if st, err = OpenStore(cfg.Store, p.Lookup); err != nil {
+			return nil, err
+		}
 	}
 	txn, err := st.Begin(ctx)
 	if err != nil {
@@ -143,13 +148,14 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 		return nil, fmt.Errorf("encoding the decision: %w", err)
 	}
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
-		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		undo := act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
 		rec.Target = target
 		if trim := s.Record(rec); trim.Began {
 			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",
 				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
 		}
 		if err := saveUnlessForeign(ctx, txn, s, save); err != nil {
+			undo(ctx)
 			return nil, err
 		}
 	}
@@ -162,10 +168,12 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 }
 
 // act does the tick's cluster-side effects and notes in rec what the
-// state must remember of them: the pods marked, the recorder's memory.
-// Victims are marked only in active mode with deletionCost on; otherwise
-// the marks a previous tick left are cleared.
-func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) {
+// state must remember of them: the pods that may carry a mark, the
+// recorder's memory. Victims are marked only in active mode with
+// deletionCost on; otherwise the marks a previous tick left are cleared.
+// It returns undo, which clears the marks this tick set where the previous
+// state does not know of them: for a tick whose state is not saved.
+func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) (undo func(context.Context)) {
 	ctx, cancel := context.WithTimeout(ctx, effectsTimeout)
 	defer cancel()
 	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
@@ -178,8 +186,8 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	target, err := kube.ObjectRefFromTarget(in.Target)
 	if err != nil {
 		p.Log.Warn("no scale target reference for pod marks and Events", "err", err)
-		rec.Decided.Marked = nil
-		return
+		rec.Decided.Marked = marked // kept for a tick that can clear them
+		return func(context.Context) {}
 	}
 	victims := d.Victims
 	if !marking {
@@ -189,6 +197,8 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
 		rec.Decided.Events = ev
 	}
+	set := policy.Unmarked(rec.Decided.Marked, marked)
+	return func(ctx context.Context) { c.unmark(ctx, target.Namespace, set) }
 }
 
 // saveUnlessForeign saves s unless the stored state is another target's

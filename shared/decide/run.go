@@ -19,8 +19,20 @@ import (
 	"github.com/inferscale/inferscale/shared/state/store"
 )
 
-// Timeout bounds one evaluate run (CPA's timeout kills it anyway).
-const Timeout = 20 * time.Second
+// The deadlines of one evaluate run, below CPA's evaluate timeout (10 s in
+// config/config.yaml) so that a slow API server costs the tick's effects
+// or its save, never a kill halfway (issue 15, N8: GET 4.8 s + effects 4 s
+// + PUT 5 s was 13.8 s). TickTimeout is the one deadline the state's read,
+// the cluster effects and the state's write share: the read gets at most
+// readTimeout of it, the effects end saveReserve before it, so the write
+// always has that long. Timeout bounds the whole run: the tick, and then
+// the clearing of marks a failed save would leave.
+const (
+	Timeout     = 9 * time.Second
+	TickTimeout = 8 * time.Second
+	readTimeout = 3 * time.Second
+	saveReserve = 2 * time.Second
+)
 
 // Process is what an evaluate run gets from its process.
 type Process struct {
@@ -95,6 +107,9 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 // victims' marks, Events), records the tick and saves the state, unless
 // the run is a dry run or autoscaling is disabled; it returns the output.
 func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
+	run := ctx
+	ctx, cancel := context.WithTimeout(ctx, TickTimeout)
+	defer cancel()
 	st := p.store
 	if st == nil {
 		var err error
@@ -102,7 +117,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 			return nil, err
 		}
 	}
-	txn, err := st.Begin(ctx)
+	txn, err := begin(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("opening state: %w", err)
 	}
@@ -155,7 +170,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
 		}
 		if err := saveUnlessForeign(ctx, txn, s, save); err != nil {
-			undo(ctx)
+			undo(run)
 			return nil, err
 		}
 	}
@@ -174,7 +189,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 // It returns undo, which clears the marks this tick set where the previous
 // state does not know of them: for a tick whose state is not saved.
 func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) (undo func(context.Context)) {
-	ctx, cancel := context.WithTimeout(ctx, effectsTimeout)
+	ctx, cancel := effectsContext(ctx)
 	defer cancel()
 	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
 	var c cluster
@@ -199,6 +214,23 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	}
 	set := policy.Unmarked(rec.Decided.Marked, marked)
 	return func(ctx context.Context) { c.unmark(ctx, target.Namespace, set) }
+}
+
+// begin opens the state's transaction within readTimeout of the tick.
+func begin(ctx context.Context, st store.Store) (store.Txn, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	return st.Begin(ctx)
+}
+
+// effectsContext bounds the cluster effects to effectsTimeout and to
+// saveReserve before the tick's deadline, whichever comes first.
+func effectsContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	end := time.Now().Add(effectsTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Add(-saveReserve).Before(end) {
+		end = d.Add(-saveReserve)
+	}
+	return context.WithDeadline(ctx, end)
 }
 
 // saveUnlessForeign saves s unless the stored state is another target's

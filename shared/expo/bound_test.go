@@ -39,7 +39,7 @@ func TestALineBeyondItsBoundsIsRefused(t *testing.T) {
 	}{
 		"MaxLabels labels":           {series(expo.MaxLabels, `a=b{"c\"}=`), true},
 		"MaxLabels+1 labels":         {series(expo.MaxLabels+1, "v"), false},
-		"16k labels":                 {series(16 << 10, "v"), false},
+		"16k labels":                 {series(16<<10, "v"), false},
 		"a line over MaxLineBytes":   {series(1, strings.Repeat("x", expo.MaxLineBytes)), false},
 		"many short lines":           {strings.Repeat("vllm:num_requests_waiting 1\n", 1) + strings.Repeat("# a comment\n", 100000), true},
 		"a HELP line with = signs":   {"# HELP vllm:num_requests_waiting " + strings.Repeat("a=b ", 1000) + "\n" + series(1, "v"), true},

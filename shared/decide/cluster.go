@@ -46,39 +46,65 @@ const (
 )
 
 // mark gives the victims the victim cost and clears the marks of the
-// previous victims that are not victims again. It returns the pods it
-// marked.
+// previous victims that are not victims again. It returns the pods that
+// may carry a mark now, for the state to keep: those marked, and those
+// whose PATCH failed or timed out (set or not, a later tick clears them:
+// issue 15, N5). A pod that is gone (404) carries nothing. Without an API
+// for pods, every previous mark is kept for a tick that has one.
 func (c cluster) mark(ctx context.Context, namespace string, marked, victims []string) []string {
 	if c.pods == nil || namespace == "" {
-		return nil
+		return marked
 	}
 	cost := strconv.Itoa(policy.VictimDeletionCost)
+	var left []string
 	for _, p := range policy.Unmarked(marked, victims) {
-		c.patch(ctx, namespace, p, nil)
-	}
-	var done []string
-	for _, v := range victims {
-		if c.patch(ctx, namespace, v, &cost) {
-			done = append(done, v)
+		if c.patch(ctx, namespace, p, nil) == patchFailed {
+			left = append(left, p)
 		}
 	}
-	return done
+	for _, v := range victims {
+		if c.patch(ctx, namespace, v, &cost) != patchGone {
+			left = append(left, v)
+		}
+	}
+	return left
 }
 
-func (c cluster) patch(ctx context.Context, namespace, pod string, cost *string) bool {
+// unmark clears the marks of pods (best effort): those this tick set when
+// its state could not be saved, so that no tick would know of them.
+func (c cluster) unmark(ctx context.Context, namespace string, pods []string) {
+	if c.pods == nil || namespace == "" {
+		return
+	}
+	for _, p := range pods {
+		c.patch(ctx, namespace, p, nil)
+	}
+}
+
+// patchOutcome is what one pod PATCH did.
+type patchOutcome int
+
+const (
+	patched     patchOutcome = iota
+	patchGone                // 404: the pod is gone
+	patchFailed              // anything else: the pod may or may not carry the change
+)
+
+func (c cluster) patch(ctx context.Context, namespace, pod string, cost *string) patchOutcome {
 	ctx, cancel := context.WithTimeout(ctx, effectTimeout)
 	defer cancel()
 	err := c.pods.PatchPodAnnotations(ctx, namespace, pod, map[string]*string{kube.DeletionCostAnnotation: cost})
 	var se *kube.StatusError
 	switch {
 	case err == nil:
-		return true
+		return patched
 	case errors.As(err, &se) && se.Code == 404:
 		// Gone already (deleted, or a pod name of an old tick): nothing to mark.
+		return patchGone
 	default:
 		c.log.Warn("pod-deletion cost not written", "pod", pod, "err", err)
+		return patchFailed
 	}
-	return false
 }
 
 // record writes the tick's Events: ScaledUp or ScaledDown (AdvisoryScaleUp

@@ -9,6 +9,7 @@ package decide
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/decisionlog"
@@ -61,12 +62,28 @@ func decideTick(cfg policy.Config, st *state.State, currentReplicas int, entries
 	if gap != "" {
 		d.Reasons = append(d.Reasons, gap)
 	}
+	d.Reasons = append(d.Reasons, noPodList(view)...)
 	mem := d.Memory(cfg)
 	if err := encodable(d); err != nil {
 		d, mem = held(d, cfg, err)
 	}
 	mem.Last = Summary(d, decisionlog.Active, cfg)
 	return d, state.Tick{At: now, Observed: seen, Decided: mem}, true
+}
+
+// noPodList says, on every tick it lasts, that the fleet report came
+// without the pod list (Prometheus mode, the list refused or failed): the
+// ready count is Prometheus's or unknown, and no scale-down is allowed
+// (issue 15, N10); a scale-up still follows the fleet-wide readings.
+func noPodList(v fleet.View) []string {
+	var out []string
+	for _, n := range v.MissingNames {
+		if strings.HasPrefix(n, "fleet(no pod list") {
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(n, "fleet("), ")")+
+				"; scale-ups follow the fleet-wide queue and latency from Prometheus, no scale-down until the pod list is back")
+		}
+	}
+	return out
 }
 
 // Disabled reports whether CPA has autoscaling of the target switched off:

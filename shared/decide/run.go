@@ -19,8 +19,20 @@ import (
 	"github.com/inferscale/inferscale/shared/state/store"
 )
 
-// Timeout bounds one evaluate run (CPA's timeout kills it anyway).
-const Timeout = 20 * time.Second
+// The deadlines of one evaluate run, below CPA's evaluate timeout (10 s in
+// config/config.yaml) so that a slow API server costs the tick's effects
+// or its save, never a kill halfway (issue 15, N8: GET 4.8 s + effects 4 s
+// + PUT 5 s was 13.8 s). TickTimeout is the one deadline the state's read,
+// the cluster effects and the state's write share: the read gets at most
+// readTimeout of it, the effects end saveReserve before it, so the write
+// always has that long. Timeout bounds the whole run: the tick, and then
+// the clearing of marks a failed save would leave.
+const (
+	Timeout     = 9 * time.Second
+	TickTimeout = 8 * time.Second
+	readTimeout = 3 * time.Second
+	saveReserve = 2 * time.Second
+)
 
 // Process is what an evaluate run gets from its process.
 type Process struct {
@@ -40,6 +52,8 @@ type Process struct {
 
 	// api stands in for the in-cluster API (tests); nil: connect.
 	api *cluster
+	// store stands in for the settings' store (tests); nil: OpenStore.
+	store store.Store
 }
 
 // Run is the whole evaluate process: read stdin, decide, persist unless
@@ -93,11 +107,17 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 // victims' marks, Events), records the tick and saves the state, unless
 // the run is a dry run or autoscaling is disabled; it returns the output.
 func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
-	st, err := OpenStore(cfg.Store, p.Lookup)
-	if err != nil {
-		return nil, err
+	run := ctx
+	ctx, cancel := context.WithTimeout(ctx, TickTimeout)
+	defer cancel()
+	st := p.store
+	if st == nil {
+		var err error
+		if st, err = OpenStore(cfg.Store, p.Lookup); err != nil {
+			return nil, err
+		}
 	}
-	txn, err := st.Begin(ctx)
+	txn, err := begin(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("opening state: %w", err)
 	}
@@ -105,7 +125,11 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	if w := txn.Warning(); w != nil {
 		p.Log.Warn("state discarded", "err", w)
 	}
-	s := txn.State()
+	target := targetOf(in.Target)
+	s, foreign, save := claim(txn.State(), target)
+	if foreign != "" {
+		p.Log.Warn("state discarded", "err", foreign)
+	}
 	if len(s.Repairs) > 0 {
 		p.Log.Warn("state values out of range: those parts start fresh", "reset", strings.Join(s.Repairs, "; "))
 	}
@@ -113,6 +137,9 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	d, rec, ok := decideTick(cfg.Policy, s, in.CurrentReplicas, in.Entries, now)
 	if w := txn.Warning(); w != nil {
 		d.Warn(policy.WarnStateReset, "state was unusable and was reset: "+w.Error())
+	}
+	if foreign != "" {
+		d.Warn(policy.WarnStateReset, "state was not this target's and was not used: "+foreign)
 	}
 	if len(s.Repairs) > 0 {
 		d.Warn(policy.WarnStateReset, "state values out of range were reset: "+strings.Join(s.Repairs, "; "))
@@ -138,13 +165,15 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 	if in.RunType != cpa.RunTypeAPIDryRun && ok {
 		// The summary again, with the mode and the alerts raised since.
 		rec.Decided.Last = Summary(d, mode, cfg.Policy)
-		act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		undo := act(ctx, p, in, cfg, d, mode, marked, s.Events, &rec)
+		rec.Target = target
 		if trim := s.Record(rec); trim.Began {
 			p.Log.Warn("state over its byte budget: shed what the next scrapes rebuild (said once until it fits again)",
 				"limit", state.MaxStateBytes, "shed", strings.Join(trim.Shed, "; "))
 		}
-		if err := txn.Save(ctx, s); err != nil {
-			return nil, fmt.Errorf("saving state: %w", err)
+		if err := saveUnlessForeign(ctx, txn, s, save); err != nil {
+			undo(run)
+			return nil, err
 		}
 	}
 	if err := txn.Close(); err != nil {
@@ -156,11 +185,13 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 }
 
 // act does the tick's cluster-side effects and notes in rec what the
-// state must remember of them: the pods marked, the recorder's memory.
-// Victims are marked only in active mode with deletionCost on; otherwise
-// the marks a previous tick left are cleared.
-func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) {
-	ctx, cancel := context.WithTimeout(ctx, effectsTimeout)
+// state must remember of them: the pods that may carry a mark, the
+// recorder's memory. Victims are marked only in active mode with
+// deletionCost on; otherwise the marks a previous tick left are cleared.
+// It returns undo, which clears the marks this tick set where the previous
+// state does not know of them: for a tick whose state is not saved.
+func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) (undo func(context.Context)) {
+	ctx, cancel := effectsContext(ctx)
 	defer cancel()
 	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
 	var c cluster
@@ -172,8 +203,8 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	target, err := kube.ObjectRefFromTarget(in.Target)
 	if err != nil {
 		p.Log.Warn("no scale target reference for pod marks and Events", "err", err)
-		rec.Decided.Marked = nil
-		return
+		rec.Decided.Marked = marked // kept for a tick that can clear them
+		return func(context.Context) {}
 	}
 	victims := d.Victims
 	if !marking {
@@ -183,6 +214,37 @@ func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d pol
 	if ev := c.record(ctx, target, d, mode, rec.At, memory); ev != nil {
 		rec.Decided.Events = ev
 	}
+	set := policy.Unmarked(rec.Decided.Marked, marked)
+	return func(ctx context.Context) { c.unmark(ctx, target.Namespace, set) }
+}
+
+// begin opens the state's transaction within readTimeout of the tick.
+func begin(ctx context.Context, st store.Store) (store.Txn, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	return st.Begin(ctx)
+}
+
+// effectsContext bounds the cluster effects to effectsTimeout and to
+// saveReserve before the tick's deadline, whichever comes first.
+func effectsContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	end := time.Now().Add(effectsTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Add(-saveReserve).Before(end) {
+		end = d.Add(-saveReserve)
+	}
+	return context.WithDeadline(ctx, end)
+}
+
+// saveUnlessForeign saves s unless the stored state is another target's
+// (claim), which is left as it is.
+func saveUnlessForeign(ctx context.Context, txn store.Txn, s *state.State, save bool) error {
+	if !save {
+		return nil
+	}
+	if err := txn.Save(ctx, s); err != nil {
+		return fmt.Errorf("saving state: %w", err)
+	}
+	return nil
 }
 
 // OpenStore opens the store the settings name: the file, a ConfigMap

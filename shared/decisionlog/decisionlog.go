@@ -113,23 +113,34 @@ type Capacity struct {
 	Series []string `json:"series,omitempty"`
 }
 
+// The bounds of a decision line: the years a clock of a running
+// autoscaler reads (durations between them fit a time.Duration), and
+// CPA's most replicas.
+const (
+	MinYear     = 1970
+	MaxYear     = 2200
+	MaxReplicas = 1_000_000
+)
+
+func count(n int) bool { return n >= 0 && n <= MaxReplicas }
+
 // Validate reports what makes l not a v1 decision.
 func (l *Line) Validate() error {
 	var errs []error
 	if l.Inferscale != Version {
 		errs = append(errs, fmt.Errorf("inferscale %q: want %q", l.Inferscale, Version))
 	}
-	if y := l.Time.UTC().Year(); l.Time.IsZero() || y < 1 || y > 9999 {
-		errs = append(errs, errors.New("time is missing or out of range"))
+	if y := l.Time.UTC().Year(); l.Time.IsZero() || y < MinYear || y > MaxYear {
+		errs = append(errs, fmt.Errorf("time is missing or out of range (years %d to %d)", MinYear, MaxYear))
 	}
 	if l.Mode != Active && l.Mode != Advisory {
 		errs = append(errs, fmt.Errorf("mode %q: want %q or %q", l.Mode, Active, Advisory))
 	}
-	if l.Current < 0 || l.Target < 0 {
-		errs = append(errs, fmt.Errorf("current %d / target %d: want ≥ 0", l.Current, l.Target))
+	if !count(l.Current) || !count(l.Target) {
+		errs = append(errs, fmt.Errorf("current %d / target %d: want 0 to %d", l.Current, l.Target, MaxReplicas))
 	}
-	if l.Fleet.Ready < 0 || l.Fleet.Starting < 0 || l.Fleet.Missing < 0 {
-		errs = append(errs, fmt.Errorf("fleet counts %d/%d/%d: want ≥ 0", l.Fleet.Ready, l.Fleet.Starting, l.Fleet.Missing))
+	if !count(l.Fleet.Ready) || !count(l.Fleet.Starting) || !count(l.Fleet.Missing) {
+		errs = append(errs, fmt.Errorf("fleet counts %d/%d/%d: want 0 to %d", l.Fleet.Ready, l.Fleet.Starting, l.Fleet.Missing, MaxReplicas))
 	}
 	if !(l.SLOSeconds >= 0) {
 		errs = append(errs, fmt.Errorf("sloSeconds %g: want ≥ 0", l.SLOSeconds))
@@ -194,30 +205,56 @@ var marker = []byte(`{"inferscale":"decision/`)
 // MaxLineBytes bounds one log line; longer lines are skipped with an error.
 const MaxLineBytes = 1 << 20
 
+// MaxFailuresPerLine bounds the malformed objects tried in one line: each
+// try may read to the end of the line, so nested unterminated markers made
+// the scan quadratic (4 lines of 1 MiB: 103 s). The rest of such a line is
+// skipped with an error.
+const MaxFailuresPerLine = 8
+
+// MaxErrors bounds the errors Scan keeps (the first ones); it counts the
+// rest. 2 M malformed lines held 1.35 GB of errors.
+const MaxErrors = 100
+
 // Parse scans r line by line and returns every decision object found
 // anywhere in a line (behind prefixes, several per line), in order.
 // Anything else is skipped. Each malformed or invalid object gives an error
-// naming its line; the scan goes on. A read error ends the scan (and is
-// the last error).
+// naming its line (the first MaxErrors of them, then one that says how many
+// more); the scan goes on. A read error ends the scan (and is the last
+// error).
 func Parse(r io.Reader) ([]Line, []error) {
-	var out []Line
-	var errs []error
+	out, errs, n := Scan(r)
+	if more := n - len(errs); more > 0 {
+		errs = append(errs, fmt.Errorf("%d more malformed decisions", more))
+	}
+	return out, errs
+}
+
+// Scan is Parse that returns the first MaxErrors errors and how many there
+// were in all.
+func Scan(r io.Reader) (lines []Line, first []error, malformed int) {
+	note := func(es ...error) {
+		malformed += len(es)
+		first = append(first, es[:min(len(es), max(0, MaxErrors-len(first)))]...)
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br)
 		switch {
 		case tooLong:
-			errs = append(errs, fmt.Errorf("line %d: longer than %d bytes: skipped", n, MaxLineBytes))
+			note(fmt.Errorf("line %d: longer than %d bytes: skipped", n, MaxLineBytes))
 		case len(line) > 0:
 			ls, es := scanLine(line, n)
-			out = append(out, ls...)
-			errs = append(errs, es...)
+			lines = append(lines, ls...)
+			if len(es) > 0 {
+				note(es...)
+			}
 		}
 		if err == io.EOF {
-			return out, errs
+			return lines, first, malformed
 		}
 		if err != nil {
-			return out, append(errs, fmt.Errorf("reading the log at line %d: %w", n, err))
+			note(fmt.Errorf("reading the log at line %d: %w", n, err))
+			return lines, first, malformed
 		}
 	}
 }
@@ -256,6 +293,10 @@ func scanLine(line []byte, n int) ([]Line, []error) {
 		l, used, err := decodeAt(line[start:])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("line %d, column %d: %w", n, start+1, err))
+			if len(errs) == MaxFailuresPerLine {
+				errs = append(errs, fmt.Errorf("line %d: %d malformed decisions: the rest of the line is skipped", n, MaxFailuresPerLine))
+				break
+			}
 			off = start + len(marker)
 			continue
 		}

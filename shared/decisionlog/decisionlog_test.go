@@ -175,3 +175,52 @@ func TestWhyNamesTheRulesOverThresholdAndTheReason(t *testing.T) {
 		t.Errorf("EventMessage() = %q", got)
 	}
 }
+
+// N14 (issue 15): nested unterminated markers made the scan quadratic
+// (each one decoded to the end of its line: 4 lines of 1 MiB took 103 s),
+// and every malformed line kept its error (2 M lines: 1.35 GB). A line
+// stops after MaxFailuresPerLine malformed objects; Scan keeps the first
+// MaxErrors errors and counts the rest; a good decision after a cut one in
+// the same line is still read.
+func TestMalformedInputCostsBoundedWork(t *testing.T) {
+	var one bytes.Buffer
+	if err := Write(&one, sample(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), 3, 5)); err != nil {
+		t.Fatal(err)
+	}
+	nested := strings.Repeat(`{"inferscale":"decision/v1","x":`, 30000)
+	lines, errs := Parse(strings.NewReader(nested + "\n"))
+	if len(lines) != 0 || len(errs) != MaxFailuresPerLine+1 {
+		t.Errorf("nested markers: %d lines, %d errors, want none and %d (the line given up)", len(lines), len(errs), MaxFailuresPerLine+1)
+	}
+	cut := strings.TrimSuffix(one.String(), "}\n")
+	if lines, _ := Parse(strings.NewReader(cut + " " + one.String())); len(lines) != 1 {
+		t.Errorf("a decision after a cut one: %d lines", len(lines))
+	}
+	bad := strings.Repeat(`x {"inferscale":"decision/v1"}`+"\n", 5000)
+	lines, first, malformed := Scan(strings.NewReader(bad + one.String()))
+	if len(lines) != 1 || len(first) != MaxErrors || malformed != 5000 {
+		t.Errorf("5000 malformed lines: %d lines, %d errors kept, %d counted", len(lines), len(first), malformed)
+	}
+	if _, errs := Parse(strings.NewReader(bad)); len(errs) != MaxErrors+1 || !strings.Contains(errs[MaxErrors].Error(), "4900 more") {
+		t.Errorf("Parse: %d errors, last %v", len(errs), errs[len(errs)-1])
+	}
+}
+
+// N14: a time far out (year 9999) or a count beyond CPA's made the summary's
+// durations overflow ("over -2ns") and 1e25 GPU-hours: such lines are not
+// decisions.
+func TestFarOutTimesAndCountsAreInvalid(t *testing.T) {
+	for name, mutate := range map[string]func(*Line){
+		"year 9999":       func(l *Line) { l.Time = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"year 1":          func(l *Line) { l.Time = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"1e12 replicas":   func(l *Line) { l.Current = 1e12 },
+		"1e12 target":     func(l *Line) { l.Target = 1e12 },
+		"1e12 ready pods": func(l *Line) { l.Fleet.Ready = 1e12 },
+	} {
+		l := sample(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), 3, 5)
+		mutate(&l)
+		if l.Validate() == nil {
+			t.Errorf("%s: valid", name)
+		}
+	}
+}

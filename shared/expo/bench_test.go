@@ -1,6 +1,7 @@
 package expo_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func BenchmarkParseVLLMV1Wanted(b *testing.B) {
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := expo.ParseWanted(page, "text/plain; version=0.0.4", want); err != nil {
+		if _, err := expo.ParseWanted(context.Background(), page, "text/plain; version=0.0.4", want); err != nil {
 			b.Fatal(err)
 		}
 	}

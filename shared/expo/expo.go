@@ -5,6 +5,7 @@
 package expo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,10 +30,17 @@ const AcceptHeader = "text/plain;version=0.0.4;q=1,application/openmetrics-text;
 // Families with HELP/TYPE lines but no samples are absent.
 type Families map[string]*dto.MetricFamily
 
-// Parse reads one exposition. contentType is the response's Content-Type
+// Parse reads one exposition; a line longer than MaxLineBytes or a sample
+// with more than MaxLabels labels fails it. contentType is the response's Content-Type
 // header: OpenMetrics is decoded as OpenMetrics, anything else as the
 // Prometheus text format (which is what servers send by default).
 func Parse(r io.Reader, contentType string) (Families, error) {
+	return parse(context.Background(), r, contentType)
+}
+
+// parse is Parse within ctx, and with every line bounded (see bounded).
+func parse(ctx context.Context, r io.Reader, contentType string) (Families, error) {
+	r = newBounded(ctx, r)
 	mediaType, _, _ := mime.ParseMediaType(contentType)
 	if mediaType == expfmt.OpenMetricsType {
 		return parseOpenMetrics(r, contentType)

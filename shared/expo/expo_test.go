@@ -2,6 +2,7 @@ package expo_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("# HELP x\n# TYPE x gauge\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// The filtered parse must never panic and never keep an unwanted family.
-		if part, err := expo.ParseWanted(b, "text/plain", expo.Wanted{"a": true, "vllm:num_requests_waiting": true}); err == nil {
+		if part, err := expo.ParseWanted(context.Background(), b, "text/plain", expo.Wanted{"a": true, "vllm:num_requests_waiting": true}); err == nil {
 			for n := range part {
 				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
 				if base != "a" && base != "vllm:num_requests_waiting" {

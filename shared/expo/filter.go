@@ -2,6 +2,7 @@ package expo
 
 import (
 	"bytes"
+	"context"
 	"mime"
 	"strconv"
 )
@@ -27,13 +28,14 @@ func (w Wanted) keeps(name []byte) bool {
 // ParseWanted parses only the families in want. In the text format it
 // drops every other line before handing the rest to expfmt, which makes
 // a full vLLM page several times cheaper to read; OpenMetrics bodies are
-// parsed whole and then trimmed. A nil want keeps everything.
-func ParseWanted(body []byte, contentType string, want Wanted) (Families, error) {
+// parsed whole and then trimmed. A nil want keeps everything. Parsing
+// stops with an error when ctx ends.
+func ParseWanted(ctx context.Context, body []byte, contentType string, want Wanted) (Families, error) {
 	if want == nil {
-		return Parse(bytes.NewReader(body), contentType)
+		return parse(ctx, bytes.NewReader(body), contentType)
 	}
 	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/openmetrics-text" {
-		fams, err := Parse(bytes.NewReader(body), contentType)
+		fams, err := parse(ctx, bytes.NewReader(body), contentType)
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +46,7 @@ func ParseWanted(body []byte, contentType string, want Wanted) (Families, error)
 		}
 		return fams, nil
 	}
-	fams, err := Parse(bytes.NewReader(filterText(body, want)), contentType)
+	fams, err := parse(ctx, bytes.NewReader(filterText(body, want)), contentType)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package expo_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -10,12 +11,12 @@ import (
 
 func TestParseWantedMatchesFullParse(t *testing.T) {
 	page := []byte(expotest.VLLMV1{Model: "m", Engines: 2, Waiting: 3, Running: 5, KV: 0.5, Requests: 7, HitBucket: 3}.Render())
-	full, err := expo.ParseWanted(page, "text/plain", nil)
+	full, err := expo.ParseWanted(context.Background(), page, "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := expo.Wanted{"vllm:num_requests_waiting": true, "vllm:time_to_first_token_seconds": true, "vllm:request_success_total": true}
-	part, err := expo.ParseWanted(page, "text/plain", want)
+	part, err := expo.ParseWanted(context.Background(), page, "text/plain", want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +40,12 @@ func TestParseWantedMatchesFullParse(t *testing.T) {
 func TestParseWantedStillRejectsGarbage(t *testing.T) {
 	want := expo.Wanted{"a": true}
 	for _, body := range []string{"<html>oops</html>\n", "a{le=\"1\" 3\n", "a 1 2 3 4\n", "{\"json\": true}\n"} {
-		if _, err := expo.ParseWanted([]byte(body), "text/plain", want); err == nil {
+		if _, err := expo.ParseWanted(context.Background(), []byte(body), "text/plain", want); err == nil {
 			t.Errorf("%q: want error", body)
 		}
 	}
 	// Lines of other families are not even looked at.
-	f, err := expo.ParseWanted([]byte("b{x=\"unterminated} 1\na 2\n# NOTE x\n#TYPE odd\n  \n"), "text/plain", want)
+	f, err := expo.ParseWanted(context.Background(), []byte("b{x=\"unterminated} 1\na 2\n# NOTE x\n#TYPE odd\n  \n"), "text/plain", want)
 	if err != nil || !f.Has("a") || f.Has("b") {
 		t.Errorf("f = %v, err %v", f.Names(), err)
 	}
@@ -52,7 +53,7 @@ func TestParseWantedStillRejectsGarbage(t *testing.T) {
 
 func TestParseWantedOpenMetrics(t *testing.T) {
 	body := "# TYPE c counter\nc_total 3\n# TYPE g gauge\ng 1\n# EOF\n"
-	f, err := expo.ParseWanted([]byte(body), "application/openmetrics-text; version=1.0.0", expo.Wanted{"c_total": true})
+	f, err := expo.ParseWanted(context.Background(), []byte(body), "application/openmetrics-text; version=1.0.0", expo.Wanted{"c_total": true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestParseWantedOpenMetrics(t *testing.T) {
 func TestParseWantedQuotedAndBracedNames(t *testing.T) {
 	want := expo.Wanted{"a": true}
 	body := "# TYPE \"a\" gauge\n\"a\"{x=\"1\"} 2\n{\"a\", x=\"2\"} 3\n# TYPE \"b\" gauge\n\"b\" 1\n{\"b\"} 4\n{B} 5\n"
-	f, err := expo.ParseWanted([]byte(body), "text/plain", want)
+	f, err := expo.ParseWanted(context.Background(), []byte(body), "text/plain", want)
 	if err != nil {
 		t.Fatal(err)
 	}

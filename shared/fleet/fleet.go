@@ -10,6 +10,7 @@
 package fleet
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
@@ -178,6 +179,12 @@ func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 	if f.ReadyPods != nil && v.Ready == 0 {
 		v.Ready = *f.ReadyPods
 	}
+	if f.ReadyPods == nil && f.ServingPods != nil && v.Ready == 0 {
+		// No pod list (refused, failed): the pods Prometheus holds series
+		// for stand in for the ready ones, so a queue or latency over its
+		// target still scales up; the gap below holds any scale-down.
+		v.Ready = *f.ServingPods
+	}
 	if f.StartingPods != nil && v.Starting == 0 {
 		v.Starting = *f.StartingPods
 	}
@@ -239,6 +246,12 @@ func fleetGaps(f *signal.Fleet) []string {
 		return nil
 	}
 	var gaps []string
+	switch {
+	case f.ReadyPods == nil && f.ServingPods != nil:
+		gaps = append(gaps, fmt.Sprintf("no pod list: ready pods unknown, %d counted from Prometheus series", *f.ServingPods))
+	case f.ReadyPods == nil:
+		gaps = append(gaps, "no pod list: ready pods unknown")
+	}
 	if f.StalenessSeconds == nil {
 		gaps = append(gaps, "staleness unknown")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/inferscale/inferscale/internal/podtest"
+	"github.com/inferscale/inferscale/shared/kube"
 )
 
 // fakePrometheus answers the series listing with the vLLM waiting and KV
@@ -75,5 +76,32 @@ func TestPerResourcePrometheus(t *testing.T) {
 	}
 	if rep.Fleet.Waiting != nil || len(rep.Fleet.Errors) != 1 || !strings.Contains(rep.Fleet.Errors[0], "kvCache") {
 		t.Errorf("rejected fleet = %+v", rep.Fleet)
+	}
+}
+
+// N10 (issue 15): with the pod list refused (403) a Prometheus report had
+// no ready count at all. It now carries the pods Prometheus holds series
+// for (count of the waiting gauge) and the list's error, and no readyPods:
+// the decide stage scales up on it, never down.
+func TestPrometheusReportWithoutThePodListCountsServingPods(t *testing.T) {
+	target, err := os.ReadFile(filepath.Join("..", "..", "examples", "metric", "deployment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, queries := fakePrometheus(t, "0.25")
+	l := &fakeLister{err: &kube.StatusError{Code: 403, Message: "pods is forbidden"}}
+	rep, err := runWith(t, string(target), map[string]string{"source": "prometheus", "prometheusURL": url}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rep.Fleet
+	if f.ReadyPods != nil || f.ServingPods == nil || *f.ServingPods != 7 || *f.Waiting != 7 {
+		t.Errorf("fleet = %+v, want servingPods 7 and no readyPods", f)
+	}
+	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "pod list") || !strings.Contains(f.Errors[0], "403") {
+		t.Errorf("errors = %q", f.Errors)
+	}
+	if !strings.Contains(strings.Join(*queries, "\n"), `count(vllm:num_requests_waiting{namespace="inference",pod=~"llm-.*"})`) {
+		t.Errorf("no count query:\n%s", strings.Join(*queries, "\n"))
 	}
 }

@@ -185,6 +185,7 @@ func (r *EventRecorder) Record(ctx context.Context, obj ObjectRef, ev Event, now
 		mem = &EventMemory{}
 	}
 	now = now.UTC().Truncate(time.Second)
+	mem.clean(now)
 	msg := oneLine(ev.Message)
 	aggKey := hashKey(r.Component, r.Instance, obj.APIVersion, obj.Kind, obj.Namespace, obj.Name, obj.UID, ev.Type, ev.Reason)
 
@@ -267,7 +268,7 @@ func (m *EventMemory) remember(name string, count int32, now time.Time) {
 // one (patching it when it already exists).
 func (r *EventRecorder) send(ctx context.Context, obj ObjectRef, ev Event, msg, name string, now time.Time, known *LoggedEvent) (RecordResult, error) {
 	if known != nil {
-		n, err := r.patchEvent(ctx, obj.Namespace, name, known.Count+1, msg, now)
+		n, err := r.patchEvent(ctx, obj.Namespace, name, nextCount(known.Count), msg, now)
 		if err == nil {
 			return RecordResult{Action: ActionPatched, Name: name, Count: n}, nil
 		}
@@ -287,7 +288,7 @@ func (r *EventRecorder) send(ctx context.Context, obj ObjectRef, ev Event, msg, 
 	if err != nil {
 		return RecordResult{Name: name}, fmt.Errorf("event exists and cannot be read: %w", err)
 	}
-	n, err := r.patchEvent(ctx, obj.Namespace, name, count+1, msg, now)
+	n, err := r.patchEvent(ctx, obj.Namespace, name, nextCount(count), msg, now)
 	if err != nil {
 		return RecordResult{Name: name}, err
 	}
@@ -358,7 +359,7 @@ func (r *EventRecorder) patchEvent(ctx context.Context, ns, name string, count i
 		return 0, err
 	}
 	if c := gjson.GetBytes(b, "count"); c.Exists() {
-		return int32(c.Int()), nil
+		return apiCount(c.Int()), nil
 	}
 	return count, nil
 }
@@ -372,7 +373,7 @@ func (r *EventRecorder) eventCount(ctx context.Context, ns, name string) (int32,
 	if !c.Exists() {
 		return 1, nil // the API omits count for events created without one
 	}
-	return int32(max(c.Int(), 1)), nil
+	return apiCount(c.Int()), nil
 }
 
 // encodeJSON is json.Marshal without HTML escaping (messages hold ">").

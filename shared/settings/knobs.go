@@ -39,7 +39,7 @@ type Cluster struct {
 type Store struct {
 	Backend   string `setting:"stateBackend" default:"file" enum:"file,configmap,none" doc:"where the state lives between ticks: a file in the CPA pod, a ConfigMap (survives the pod), or none (every tick starts fresh: no scale-down, no cooldown)"`
 	File      string `setting:"stateFile" default:"/tmp/inferscale-state.json" doc:"the state file (file backend); also the lock that queues evaluate processes of one pod (configmap backend)"`
-	ConfigMap string `setting:"stateConfigMap" default:"inferscale-state" doc:"the state ConfigMap's name (configmap backend)"`
+	ConfigMap string `setting:"stateConfigMap" default:"inferscale-state" doc:"the state ConfigMap's name (configmap backend); it holds the state of one scale target: a tick for another target does not use it nor write over it (StateReset warning), so give each CPA of a namespace a name of its own"`
 	Namespace string `setting:"namespace" doc:"the state ConfigMap's namespace (default: the CPA pod's own)"`
 }
 

@@ -112,6 +112,10 @@ type Fleet struct {
 	// Pods counted by the source (may differ from len(Report.Pods)).
 	ReadyPods    *int `json:"readyPods,omitempty"`
 	StartingPods *int `json:"startingPods,omitempty"`
+	// ServingPods is how many pods Prometheus holds a live series of the
+	// waiting gauge for: the fleet's size as Prometheus sees it, read
+	// without the pod list (the ready count when the list is refused).
+	ServingPods *int `json:"servingPods,omitempty"`
 
 	Waiting     *float64 `json:"waiting,omitempty"` // sum over pods
 	Running     *float64 `json:"running,omitempty"` // sum over pods
@@ -223,6 +227,8 @@ const (
 	// MaxFleetRequests bounds the fleet's waiting and running sums and
 	// its arrival rate (requests/s).
 	MaxFleetRequests = 1e9
+	// MaxFleetPods bounds a fleet's pod counts (CPA allows no more replicas).
+	MaxFleetPods = 1_000_000
 	// MaxPerObservation bounds a histogram's mean observation: 1e7 tokens
 	// (the longest context windows) or seconds (115 days).
 	MaxPerObservation = 1e7
@@ -367,9 +373,9 @@ func (f *Fleet) validate() error {
 	for _, c := range []struct {
 		n string
 		v *int
-	}{{"readyPods", f.ReadyPods}, {"startingPods", f.StartingPods}} {
-		if c.v != nil && *c.v < 0 {
-			return fmt.Errorf("%s is negative", c.n)
+	}{{"readyPods", f.ReadyPods}, {"startingPods", f.StartingPods}, {"servingPods", f.ServingPods}} {
+		if c.v != nil && (*c.v < 0 || *c.v > MaxFleetPods) {
+			return fmt.Errorf("%s is %d, outside [0, %d]", c.n, *c.v, MaxFleetPods)
 		}
 	}
 	for name, m := range map[string]map[string]float64{"ttftQuantiles": f.TTFTQuantiles, "e2eQuantiles": f.E2EQuantiles} {

@@ -273,6 +273,12 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 	if n, r, ok := fam(preset.Waiting); ok {
 		add("waiting", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Waiting = signal.F(v) })
 		add("staleness", "time() - max(timestamp("+sel(n, r)+"))", 1, func(v float64) { f.StalenessSeconds = signal.F(v) })
+		add("servingPods", "count("+sel(n, r)+")", 1, func(v float64) {
+			if v >= 0 && v <= signal.MaxFleetPods {
+				n := int(v)
+				f.ServingPods = &n
+			}
+		})
 	}
 	if n, r, ok := fam(preset.Running); ok {
 		add("running", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Running = signal.F(v) })

@@ -118,7 +118,7 @@ func (s *Scraper) Fetch(ctx context.Context, target string, want expo.Wanted) (e
 	if int64(len(body)) > s.MaxBytes {
 		return nil, fmt.Errorf("scraping %s: body larger than %d bytes", target, s.MaxBytes)
 	}
-	fams, err := expo.ParseWanted(body, resp.Header.Get("Content-Type"), want)
+	fams, err := expo.ParseWanted(ctx, body, resp.Header.Get("Content-Type"), want)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", target, err)
 	}

@@ -115,6 +115,9 @@ func (s *State) check() error {
 	if len(s.Events) > MaxEventsBytes || len(s.Advisory) > MaxAdvisory {
 		return errors.New("state event memory or advisory history is longer than this build keeps")
 	}
+	if s.Target != nil && !s.Target.valid() {
+		return errors.New("state target has a field longer than a Kubernetes name")
+	}
 	if len(s.Marked) > MaxPods || !sort.StringsAreSorted(s.Marked) {
 		return errors.New("state marked pods are too many or not sorted")
 	}

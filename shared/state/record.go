@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 )
@@ -10,6 +11,9 @@ import (
 // policy.Decision.Memory fills Decided. Record stores it.
 type Tick struct {
 	At time.Time
+	// Target is the scale target of the tick (nil: unknown, the stored
+	// one stays).
+	Target *Target
 	Observed
 	Decided
 }
@@ -58,7 +62,9 @@ type Decided struct {
 	// ResetService.
 	Service      *Service
 	ResetService bool
-	// Marked are the pods marked for deletion this tick (empty: none).
+	// Marked are the pods that may carry a deletion cost after this tick:
+	// those marked, and those whose mark or clear failed (a later tick
+	// clears them). Empty: none.
 	Marked []string
 	// Events is the event recorder's memory after this tick (nil:
 	// unchanged; one above MaxEventsBytes is not kept).
@@ -74,6 +80,10 @@ type Decided struct {
 // it had to shed for that is returned (see Trim).
 func (s *State) Record(t Tick) Trim {
 	s.Version = Version
+	if t.Target != nil && t.Target.valid() {
+		tt := *t.Target
+		s.Target = &tt
+	}
 	s.recordObserved(t.At, t.Observed)
 	s.recordDecided(t.At, t.Decided)
 	return s.fit()
@@ -137,8 +147,10 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 	}
 	s.Marked = nil
 	if len(d.Marked) > 0 {
-		s.Marked = append([]string(nil), d.Marked[:min(len(d.Marked), MaxPods)]...)
+		s.Marked = append([]string(nil), d.Marked...)
 		sort.Strings(s.Marked)
+		s.Marked = slices.Compact(s.Marked)
+		s.Marked = s.Marked[:min(len(s.Marked), MaxPods)]
 	}
 	switch {
 	case d.ResetService:

@@ -51,6 +51,9 @@ const (
 // State is the persisted memory of the policy.
 type State struct {
 	Version int `json:"v"`
+	// Target is the scale target the state was written for (nil: before
+	// it was kept); a tick for another target does not use it (OwnedBy).
+	Target *Target `json:"target,omitempty"`
 	// LastTick is the time of the last evaluation that was saved.
 	LastTick *time.Time `json:"lastTick,omitempty"`
 	// LastScaleUp and LastScaleDown are when the observed replica count
@@ -86,9 +89,9 @@ type State struct {
 	// Service is policy v2's memory: the service model, the forecast and
 	// the learned headroom (nil before the first v2 tick).
 	Service *Service `json:"service,omitempty"`
-	// Marked are the pods last given a pod-deletion cost (the victims of
-	// the last scale-down asked for), sorted: a later tick clears the marks
-	// of those still there.
+	// Marked are the pods that may carry a pod-deletion cost (the victims
+	// of the last scale-down asked for, and pods whose mark or clear
+	// failed), sorted: a later tick clears the marks of those still there.
 	Marked []string `json:"marked,omitempty"`
 	// Events is the Kubernetes event recorder's memory (what it deduplicates
 	// and rate-limits against), kept opaque here; at most MaxEventsBytes.

@@ -277,6 +277,9 @@ func (f fetcher) matrix(ctx context.Context, query string) (model.Matrix, error)
 	if !ok {
 		return nil, fmt.Errorf("prometheus query %s: got a %s, want a matrix", query, v.Type())
 	}
+	if err := checkValues(query, m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -390,6 +393,24 @@ func (f fetcher) histograms(ctx context.Context, metric string, seen []bool) (Hi
 }
 
 func finiteNonNeg(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
+// MaxValue bounds every value read from Prometheus (requests, tokens,
+// in flight, per window): a larger one (1e308 is a finite float) is no
+// count a server made, and it overflows the rebuild's arithmetic.
+const MaxValue = 1e15
+
+// checkValues fails on a point beyond MaxValue: reading it as 0 would make
+// a window quieter than it was, keeping it would make a count of 1e308.
+func checkValues(query string, m model.Matrix) error {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if v := float64(p.Value); finiteNonNeg(v) && v > MaxValue {
+				return fmt.Errorf("prometheus query %s: value %g at %s is beyond %g: not a count a server made", query, v, p.Timestamp.Time().UTC().Format(time.RFC3339), MaxValue)
+			}
+		}
+	}
+	return nil
+}
 
 // promDuration spells d as PromQL does (1m, 90s, 1h30m).
 func promDuration(d time.Duration) string { return model.Duration(d).String() }

@@ -294,3 +294,30 @@ func TestWritePolicyAndWorkloadCSV(t *testing.T) {
 		}
 	}
 }
+
+// N13 (issue 15): a Prometheus value of 1e308 made "makeslice: len out of
+// range" (a panic), and 1e7 requests per window ran out of memory. A
+// value beyond MaxValue fails the fetch naming the query, and a rebuild of
+// more than MaxRebuildRequests (or of a count that is no count) fails
+// before it allocates.
+func TestHugeRecordedCountsFailClearly(t *testing.T) {
+	huge := &fakeProm{answer: func(q string, r promv1.Range) (model.Value, error) {
+		if strings.HasPrefix(q, "sum(increase(vllm:request_success_total") {
+			return model.Matrix{series(nil, r, 100, 1e308, 50)}, nil
+		}
+		return cannedHistory(q, r)
+	}}
+	if _, err := Fetch(context.Background(), huge, opts()); err == nil || !strings.Contains(err.Error(), "beyond") {
+		t.Errorf("a value of 1e308: %v", err)
+	}
+	rec, err := Fetch(context.Background(), &fakeProm{answer: cannedHistory}, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arrivals := range [][]float64{{1e308, 1, 1}, {math.Inf(1), 1, 1}, {1e7, 1e7, 1e7}, {MaxRebuildRequests, MaxRebuildRequests, 0}} {
+		rec.Arrivals = arrivals
+		if _, err := rec.Rebuild(1); err == nil {
+			t.Errorf("arrivals %v: rebuilt", arrivals)
+		}
+	}
+}

@@ -31,6 +31,10 @@ func (r *Recorded) Rebuild(seed int64) ([]workload.Request, error) {
 	if len(r.Arrivals) == 0 {
 		return nil, errors.New("rebuild: no windows")
 	}
+	total, err := r.requests()
+	if err != nil {
+		return nil, err
+	}
 	prompt, err := newLengths(r.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild prompt lengths: %w", err)
@@ -40,7 +44,7 @@ func (r *Recorded) Rebuild(seed int64) ([]workload.Request, error) {
 		return nil, fmt.Errorf("rebuild output lengths: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
-	var out []workload.Request
+	out := make([]workload.Request, 0, total+len(r.Arrivals))
 	for k, n := range r.Arrivals {
 		count := int(n)
 		if rng.Float64() < n-float64(count) {
@@ -59,6 +63,27 @@ func (r *Recorded) Rebuild(seed int64) ([]workload.Request, error) {
 		return nil, errors.New("rebuild: the recorded period holds no requests")
 	}
 	return out, nil
+}
+
+// MaxRebuildRequests bounds the requests one rebuild makes (each is held in
+// memory and replayed): 1e7 requests per window ran out of memory.
+const MaxRebuildRequests = 5_000_000
+
+// requests is how many requests the windows' arrivals add up to: an error
+// when one is not a finite count or the whole is above MaxRebuildRequests,
+// before anything is allocated for them.
+func (r *Recorded) requests() (int, error) {
+	total := 0.0
+	for k, n := range r.Arrivals {
+		if !finiteNonNeg(n) || n > MaxRebuildRequests {
+			return 0, fmt.Errorf("rebuild: window %d holds %g arrivals, not a count between 0 and %d", k, n, MaxRebuildRequests)
+		}
+		total += n
+	}
+	if total > MaxRebuildRequests {
+		return 0, fmt.Errorf("rebuild: the period holds %.0f requests, more than the %d one replay holds; take a shorter period or a narrower selector", total, MaxRebuildRequests)
+	}
+	return int(total), nil
 }
 
 // lengths draws token counts from one histogram series.

@@ -26,6 +26,11 @@ import (
 // summary does not integrate replicas or latency across it.
 const GapFactor = 4
 
+// MaxDecisionSpan bounds the time one summary covers: durations past a few
+// centuries overflow (a log from year 1 to 9999 printed "over -2ns" and
+// 1e25 GPU-hours).
+const MaxDecisionSpan = 10 * 365 * 24 * time.Hour
+
 // DecisionSummary is what a decision log says about an autoscaler's run.
 type DecisionSummary struct {
 	Decisions  int
@@ -84,6 +89,10 @@ func SummariseDecisions(lines []decisionlog.Line, slo, gpusPerPod float64) (Deci
 	}
 	ls, dup := SortDecisions(lines)
 	s := DecisionSummary{Decisions: len(ls), Duplicates: dup, Start: ls[0].Time, End: ls[len(ls)-1].Time, RulesOver: map[string]int{}}
+	if span := s.End.Sub(s.Start); span > MaxDecisionSpan {
+		return s, fmt.Errorf("the decisions span %s to %s, more than %.0f years: not one autoscaler's log (a clock far off?)",
+			s.Start.Format(time.RFC3339), s.End.Format(time.RFC3339), MaxDecisionSpan.Hours()/24/365)
+	}
 	if slo == 0 {
 		slo = ls[len(ls)-1].SLOSeconds
 	}

@@ -114,3 +114,26 @@ func TestRuleRowsNameTheAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// N14 (issue 15): decisions centuries apart overflowed the summary's
+// durations ("over -2ns") and gave 1e25 GPU-hours. A log spanning more
+// than MaxDecisionSpan is refused; one just inside sums sensibly.
+func TestDecisionsFarApartAreRefused(t *testing.T) {
+	at := func(y int) decisionlog.Line {
+		return decisionlog.Line{Time: time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), Mode: decisionlog.Active, Current: 3, Target: 3, SLOSeconds: 2}
+	}
+	if _, err := SummariseDecisions([]decisionlog.Line{at(decisionlog.MinYear), at(decisionlog.MaxYear)}, 0, 1); err == nil || !strings.Contains(err.Error(), "years") {
+		t.Errorf("a log over %d years: %v", decisionlog.MaxYear-decisionlog.MinYear, err)
+	}
+	s, err := SummariseDecisions([]decisionlog.Line{at(2026), at(2030), at(2034)}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Covered <= 0 || s.CurrentGPUHours <= 0 || s.CurrentGPUHours > 3*24*366*12 {
+		t.Errorf("covered %s, GPU-hours %g", s.Covered, s.CurrentGPUHours)
+	}
+	var b strings.Builder
+	if err := s.Write(&b); err != nil || strings.Contains(b.String(), "over -") {
+		t.Errorf("summary: %v\n%s", err, b.String())
+	}
+}

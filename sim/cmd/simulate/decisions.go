@@ -35,22 +35,24 @@ func cmdDecisions(args []string, stdout io.Writer, log *slog.Logger) error {
 	if *slo < 0 {
 		return fmt.Errorf("-slo %g: want seconds > 0 (or 0: from the log)", *slo)
 	}
-	lines, errs, err := readDecisions(*path)
+	lines, errs, malformed, err := readDecisions(*path)
 	if err != nil {
 		return err
 	}
 	for i, e := range errs {
 		if i == maxReportedErrors {
-			log.Warn("more malformed decision lines", "count", len(errs)-maxReportedErrors)
 			break
 		}
 		log.Warn("skipped", "err", e)
 	}
-	if len(lines) == 0 {
-		return fmt.Errorf("%s holds no decision lines (%d malformed); is it the log of evaluate with logStderr: true?", *path, len(errs))
+	if malformed > maxReportedErrors {
+		log.Warn("more malformed decision lines", "count", malformed-maxReportedErrors)
 	}
-	if *strict && len(errs) > 0 {
-		return fmt.Errorf("%s: %d malformed decision lines (first: %v)", *path, len(errs), errs[0])
+	if len(lines) == 0 {
+		return fmt.Errorf("%s holds no decision lines (%d malformed); is it the log of evaluate with logStderr: true?", *path, malformed)
+	}
+	if *strict && malformed > 0 {
+		return fmt.Errorf("%s: %d malformed decision lines (first: %v)", *path, malformed, errs[0])
 	}
 	sum, err := report.SummariseDecisions(lines, *slo, *gpus)
 	if err != nil {
@@ -59,8 +61,8 @@ func cmdDecisions(args []string, stdout io.Writer, log *slog.Logger) error {
 	if err := sum.Write(stdout); err != nil {
 		return err
 	}
-	if len(errs) > 0 {
-		fmt.Fprintf(stdout, "malformed decision lines skipped: %d\n", len(errs))
+	if malformed > 0 {
+		fmt.Fprintf(stdout, "malformed decision lines skipped: %d\n", malformed)
 	}
 	if err := report.WriteTargetChanges(stdout, lines, *shown); err != nil {
 		return err
@@ -75,16 +77,18 @@ func cmdDecisions(args []string, stdout io.Writer, log *slog.Logger) error {
 	return nil
 }
 
-func readDecisions(path string) ([]decisionlog.Line, []error, error) {
+// readDecisions reads the log: its decisions, the first malformed ones'
+// errors and how many there were.
+func readDecisions(path string) ([]decisionlog.Line, []error, int, error) {
 	r := io.Reader(os.Stdin)
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("decision log: %w", err)
+			return nil, nil, 0, fmt.Errorf("decision log: %w", err)
 		}
 		defer f.Close()
 		r = f
 	}
-	lines, errs := decisionlog.Parse(r)
-	return lines, errs, nil
+	lines, errs, malformed := decisionlog.Scan(r)
+	return lines, errs, malformed, nil
 }

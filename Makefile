@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test image clean fuzz simulate sim bench-sim identity bar bar-quick
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick
 
 all: build
 
@@ -98,15 +98,21 @@ image:
 e2e: e2e-toolchain
 	$(MAKE) e2e-test
 
-## e2e-toolchain: kube-apiserver, etcd, kwok, the CPA and the CPA operator into
-## $${INFERSCALE_E2E_CACHE:-~/.cache/inferscale-e2e}: 14 min cold on 2 cores (1570 CPU-seconds), seconds warm
+## e2e-toolchain: kube-apiserver, etcd, kwok, the CPA, the CPA operator and llm-d's vLLM emulator into
+## $${INFERSCALE_E2E_CACHE:-~/.cache/inferscale-e2e}: about 15 min cold on 2 cores, seconds warm
 e2e-toolchain:
 	deploy/e2e/build-toolchain.sh
 
 ## e2e-test: the end-to-end scenarios on the binaries e2e-toolchain built
 e2e-test: build
 	$(GO) vet -tags e2e ./deploy/e2e/
-	$(GO) test -count=1 -tags e2e -timeout 45m -v ./deploy/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 60m -v ./deploy/e2e/
+
+## e2e-closed-loop: only the closed-loop scenarios (inferscale against llm-d's vLLM emulator, a client measuring
+## TTFT; docs/deploy.md "The closed loop", docs/performance.md's table); INFERSCALE_E2E_LONG=1 for the 21-minute load
+e2e-closed-loop: build
+	$(GO) vet -tags e2e ./deploy/e2e/
+	$(GO) test -count=1 -tags e2e -timeout 60m -v -run 'TestOnARealControlPlane/(ClosedLoopRampAndBurst|ScaleDownLosesNoRequest|AgainstAStaticFleet|ServiceModelOnAForeignEngine)$$' ./deploy/e2e/
 
 ## identity: replay the demo and the three shared traces (fast, seeds 1-3) and the demo (faithful) and compare
 ## every decision with the stored timelines (sim/runner/testdata); a refactor must leave them unchanged

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane the end-to-end test runs on: kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl (k8s v1.34.3), etcd v3.6.4, kwok v0.7.0 and the Custom Pod Autoscaler v2.12.2, all from
-# the Go module proxy, and the Custom Pod Autoscaler Operator v1.4.2 from its source in ../shared/third_party,
-# into $INFERSCALE_E2E_CACHE/bin (default ~/.cache/inferscale-e2e). Only the binaries the e2e starts are built.
+# the Go module proxy, and the Custom Pod Autoscaler Operator v1.4.2 and llm-d's vLLM emulator (llm-d-inference-sim,
+# the closed-loop scenarios' vLLM pods) from their source in ../shared/third_party, into $INFERSCALE_E2E_CACHE/bin (default ~/.cache/inferscale-e2e). Only the binaries the e2e starts are built.
 # Wrapper modules are generated and tidied once and then reused, so a rerun with warm Go caches takes seconds.
 # Recipe: ../shared/docs/local-control-plane.md.
 #
@@ -26,6 +26,7 @@ CPA_VERSION=v2.12.2
 OPERATOR_VERSION=v1.4.2
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OPERATOR_SRC=${INFERSCALE_OPERATOR_SRC:-$(dirname "$REPO")/shared/third_party/custom-pod-autoscaler-operator}
+EMULATOR_SRC=${INFERSCALE_EMULATOR_SRC:-$(dirname "$REPO")/shared/third_party/llm-d-inference-sim}
 # Bump when the wrapper templates below change; a different stamp regenerates (and re-tidies) the wrappers.
 TEMPLATE_STAMP="2:$K8S_VERSION:$ETCD_VERSION:$CPA_VERSION"
 
@@ -100,8 +101,9 @@ wrapper "$WRAP/cpa" github.com/jthomperoo/custom-pod-autoscaler/v2 "$CPA_VERSION
 
 [ -f "$OPERATOR_SRC/go.mod" ] || { log "no operator source at $OPERATOR_SRC (set INFERSCALE_OPERATOR_SRC)"; exit 1; }
 grep -q "^mode: cluster" "$OPERATOR_SRC/helm/values.yaml" || { log "$OPERATOR_SRC is not the v1.4.2 chart layout"; exit 1; }
+[ -f "$EMULATOR_SRC/cmd/llm-d-inference-sim/main.go" ] || { log "no llm-d-inference-sim source at $EMULATOR_SRC (set INFERSCALE_EMULATOR_SRC)"; exit 1; }
 
-# The four builds run at once: each alone leaves a core idle while it downloads modules and links, and together
+# The five builds run at once: each alone leaves a core idle while it downloads modules and links, and together
 # they share the one GOCACHE (safe for concurrent go commands). Kubernetes, the longest, starts first.
 pids=()
 timed "kubernetes $K8S_VERSION (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) and etcd $ETCD_VERSION" \
@@ -115,6 +117,11 @@ pids+=($!)
 # The operator's own Makefile builds it this way (CGO_ENABLED=0, main.go); its go.mod/go.sum resolve through the
 # proxy. The source folder is read-only: -mod=readonly writes nothing there.
 timed "custom-pod-autoscaler-operator $OPERATOR_VERSION" sh -c "cd '$OPERATOR_SRC' && GOFLAGS=-mod=readonly go build -trimpath -ldflags '-s -w' -o '$BIN/custom-pod-autoscaler-operator' ." &
+pids+=($!)
+# The emulator as its Dockerfile builds it (pure Go, CGO_ENABLED=0: its ZeroMQ client is github.com/go-zeromq/zmq4,
+# no libzmq); its go.mod/go.sum resolve through the proxy (llm-d-router through the replace to ../llm-d-router).
+# Read-only source: -mod=readonly writes nothing there.
+timed "llm-d-inference-sim (vLLM emulator)" sh -c "cd '$EMULATOR_SRC' && GOFLAGS=-mod=readonly go build -trimpath -ldflags '-s -w' -o '$BIN/llm-d-inference-sim' ./cmd/llm-d-inference-sim" &
 pids+=($!)
 timed "kwok $KWOK_VERSION" env GOBIN="$BIN" GOFLAGS= go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" &
 pids+=($!)

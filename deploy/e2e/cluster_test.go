@@ -304,7 +304,11 @@ func startCluster(t *testing.T, bin string) *cluster {
 		t.Fatal(err)
 	}
 	kwokEnv := append(os.Environ(), "HOME="+filepath.Join(root, "kwok-home"))
-	c.start("kwok", kwokEnv, root, filepath.Join(bin, "kwok"), "--kubeconfig="+kc, "--manage-all-nodes=false",
+	kwokStages := filepath.Join(root, "kwok-stages.yaml")
+	if err := os.WriteFile(kwokStages, []byte(kwokPodStagesYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.start("kwok", kwokEnv, root, filepath.Join(bin, "kwok"), "--kubeconfig="+kc, "--config="+kwokStages, "--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--cidr=10.244.255.0/24", "--node-ip="+nodeIP,
 		"--node-lease-duration-seconds=40", fmt.Sprintf("--node-port=%d", kwokPort),
 		fmt.Sprintf("--server-address=%s:%d", nodeIP, kwokPort), "--tls-cert-file="+c.pki.KubeletCert,
@@ -316,6 +320,111 @@ func startCluster(t *testing.T, bin string) *cluster {
 	}
 	return c
 }
+
+// kwokPodStagesYAML are kwok's default pod stages (kustomize/stage/pod/fast of kwok v0.7.0: ready at once, Jobs
+// complete, deleted at once) for every pod but the emulated vLLM ones, whose lifecycle the emulated kubelet owns
+// as a kubelet does: kwok only starts them (a pod IP, phase Running, not Ready); the kubelet runs the container,
+// sets Ready from the readiness probe, and on deletion runs preStop, sends SIGTERM, waits for the container to exit
+// (up to the grace period) and then removes the pod object.
+var kwokPodStagesYAML = strings.ReplaceAll(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-ready}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .metadata.deletionTimestamp, operator: DoesNotExist}
+    - {key: .status.podIP, operator: DoesNotExist}
+    - {key: '.spec.containers.[0].image', operator: NotIn, values: ['EMULATOR']}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state: {running: {startedAt: {{ $now | Quote }}}}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-start-emulated}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .metadata.deletionTimestamp, operator: DoesNotExist}
+    - {key: .status.podIP, operator: DoesNotExist}
+    - {key: '.spec.containers.[0].image', operator: In, values: ['EMULATOR']}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready, reason: ContainersNotReady}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: ContainersReady, reason: ContainersNotReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: true
+        restartCount: 0
+        state: {running: {startedAt: {{ $now | Quote }}}}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-complete}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .metadata.deletionTimestamp, operator: DoesNotExist}
+    - {key: .status.phase, operator: In, values: [Running]}
+    - {key: '.metadata.ownerReferences.[].kind', operator: In, values: [Job]}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $root := . }}
+      containerStatuses:
+      {{ range $index, $item := .spec.containers }}
+      - image: {{ $item.image | Quote }}
+        name: {{ $item.name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: 0, finishedAt: {{ $now | Quote }}, reason: Completed, startedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-delete}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: .metadata.deletionTimestamp, operator: Exists}
+    - {key: '.spec.containers.[0].image', operator: NotIn, values: ['EMULATOR']}
+  next:
+    finalizers: {empty: true}
+    delete: true
+`, "EMULATOR", emulatorImage)
 
 func (c *cluster) apiURL(path string) string {
 	return fmt.Sprintf("https://%s:%d%s", apiServerIP, c.apiPort, path)

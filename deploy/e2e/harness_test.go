@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,8 +70,12 @@ func startEnvironment(t *testing.T) *environment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("images: %s\n%s", cpaImg, opImg)
-	e := &environment{c: c, kl: newKubelet(c, cpaImg, opImg), repo: repo}
+	simImg, err := simImage(emulatorSource(t, repo), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("images: %s\n%s\n%s", cpaImg, opImg, simImg)
+	e := &environment{c: c, kl: newKubelet(c, cpaImg, opImg, simImg), repo: repo}
 	c.installOperator(t, src)
 	t.Logf("operator %s installed and running, %s after start", operatorVersion, time.Since(began).Round(time.Millisecond))
 	return e
@@ -84,12 +90,22 @@ func toolchainBin(t *testing.T) string {
 	}
 	bin := filepath.Join(cache, "bin")
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok",
-		"custom-pod-autoscaler", "custom-pod-autoscaler-operator"} {
+		"custom-pod-autoscaler", "custom-pod-autoscaler-operator", "llm-d-inference-sim"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			t.Fatalf("%s missing in %s: run deploy/e2e/build-toolchain.sh (make e2e does): %v", b, bin, err)
 		}
 	}
 	return bin
+}
+
+// emulatorSource is the vLLM emulator's source (its Dockerfile describes the image the kubelet runs).
+func emulatorSource(t *testing.T, repo string) string {
+	t.Helper()
+	src := orDefault(os.Getenv("INFERSCALE_EMULATOR_SRC"), filepath.Join(filepath.Dir(repo), "shared", "third_party", "llm-d-inference-sim"))
+	if _, err := os.Stat(filepath.Join(src, "Dockerfile")); err != nil {
+		t.Fatalf("the vLLM emulator's source is not at %s: %v", src, err)
+	}
+	return src
 }
 
 // deployment is one overlay applied as a user applies it, with the emulated vLLM fleet behind its Deployment.
@@ -102,6 +118,8 @@ type deployment struct {
 	config  map[string]string // the CustomPodAutoscaler's effective config list
 	history *replicaHistory
 	prom    *prometheusServer // scraping the target's pods, when set
+	// emulated: the target's pods are llm-d's vLLM emulator, run by the kubelet (no in-test fluid model).
+	emulated bool
 }
 
 // deploy applies deploy/overlays/<overlay> (`kubectl apply --server-side -k`, docs/deploy.md step 2), then sets
@@ -137,12 +155,94 @@ func (e *environment) deployScraped(t *testing.T, overlay string, config map[str
 	return d
 }
 
+// deployEmulated applies deploy/e2e/emulator (the edge overlay with llm-d's vLLM emulator as the vLLM Deployment,
+// rendered with `kubectl kustomize` and its startup delay set to emulatorStartup), then the scenario's config
+// entries, as deploy does; the kubelet runs the emulator pods. Cleanup removes it all.
+func (e *environment) deployEmulated(t *testing.T, config map[string]string) *deployment {
+	t.Helper()
+	manifests := emulatorManifests(t, e)
+	d := &deployment{env: e, c: e.c, overlay: "e2e/emulator", fleet: newVLLMFleet(vllmPort), began: time.Now(), emulated: true}
+	if _, err := e.c.kubectl(manifests, "apply", "--server-side", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	stop, watcherDone := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		<-watcherDone
+		// The Deployment first, and its pods gone (preStop, drain), then the rest: the namespace controller, seeing
+		// pods with a grace period left, waits that long (630 s) before it looks again.
+		if err := deleteDeploymentAndWait(d.c, namespace, target); err != nil {
+			t.Error(err)
+		}
+		if _, err := d.c.kubectl(manifests, "delete", "-f", "-", "--wait=false", "--ignore-not-found"); err != nil {
+			t.Error(err)
+		}
+		d.waitGone(t)
+	})
+	d.history = &replicaHistory{}
+	go func() { defer close(watcherDone); d.watchPods(t, stop) }()
+	d.setConfig(t, config)
+	return d
+}
+
+// deleteDeploymentAndWait deletes a Deployment (its pods go with it, through the garbage collector) and waits until
+// none of its pods is left.
+func deleteDeploymentAndWait(c *cluster, ns, name string) error {
+	if _, err := c.kubectl("", "delete", "deployment", name, "-n", ns, "--wait=false", "--ignore-not-found"); err != nil {
+		return err
+	}
+	return waitFor(2*time.Minute, "the pods of deployment "+ns+"/"+name+" gone", func() error {
+		var pods corev1.PodList
+		if err := c.getJSON("/api/v1/namespaces/"+ns+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+name, &pods); err != nil {
+			return err
+		}
+		if n := len(pods.Items); n > 0 {
+			return fmt.Errorf("%d pods left: %w", n, errNotYet)
+		}
+		return nil
+	})
+}
+
+// emulatorManifests renders deploy/e2e/emulator with the emulator's --startup-duration set to emulatorStartup.
+func emulatorManifests(t *testing.T, e *environment) string {
+	t.Helper()
+	out, err := e.c.kubectl("", "kustomize", filepath.Join(e.repo, "deploy", "e2e", "emulator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(- --startup-duration\n\s*- )\S+`)
+	if !re.MatchString(out) {
+		t.Fatalf("deploy/e2e/emulator renders no --startup-duration argument:\n%s", out)
+	}
+	return re.ReplaceAllString(out, "${1}"+emulatorStartup(t).String())
+}
+
+// emulatorStartup is how long an emulator pod stays not Ready after its container starts (its --startup-duration,
+// the model loading of a real vLLM pod): INFERSCALE_E2E_EMULATOR_STARTUP seconds, default 10 (a real 8B pod takes
+// one to a few minutes; the plan learns the startup it sees, so seconds keep CI short and still real).
+func emulatorStartup(t *testing.T) time.Duration {
+	v := os.Getenv("INFERSCALE_E2E_EMULATOR_STARTUP")
+	if v == "" {
+		return 10 * time.Second
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 600 {
+		t.Fatalf("INFERSCALE_E2E_EMULATOR_STARTUP=%q: want whole seconds in [0, 600]", v)
+	}
+	return time.Duration(n) * time.Second
+}
+
 // remove deletes what the overlay created and waits until its namespace is gone.
 func (d *deployment) remove(t *testing.T, dir string) {
 	if _, err := d.c.kubectl("", "delete", "-k", dir, "--wait=false"); err != nil {
 		t.Error(err)
 		return
 	}
+	d.waitGone(t)
+}
+
+// waitGone waits until the namespace is gone and checks the kubelet ran every pod it knew.
+func (d *deployment) waitGone(t *testing.T) {
 	if err := waitFor(120*time.Second, "namespace "+namespace+" deleted", func() error {
 		var ns corev1.Namespace
 		err := d.c.getJSON("/api/v1/namespaces/"+namespace, &ns)
@@ -357,7 +457,7 @@ func (d *deployment) watchPods(t *testing.T, stop <-chan struct{}) {
 		if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+target, &dep); err == nil && dep.Spec.Replicas != nil {
 			d.history.record(time.Now(), int(*dep.Spec.Replicas))
 		}
-		if pods, err := d.targetPods(); err == nil {
+		if pods, err := d.targetPods(); err == nil && !d.emulated {
 			var ips []string
 			for _, p := range pods {
 				ips = append(ips, p.ip)

@@ -25,6 +25,9 @@ type image struct {
 	workdir    string
 	user       string // "uid[:gid]" or a name the base image's passwd resolves
 	env        []string
+	// ownNetwork: the kubelet runs the pod in a network namespace of its own and owns its lifecycle (readiness,
+	// preStop, grace); set for the images whose server listens on every address (the vLLM emulator).
+	ownNetwork bool
 }
 
 // baseImage is the part of a FROM image a Dockerfile builds on. Only the bases our images use are known.
@@ -186,6 +189,29 @@ func operatorImage(src, toolchain string) (*image, error) {
 		}, nil
 	}
 	return imageFromDockerfile("custompodautoscaler/operator", filepath.Join(src, "Dockerfile"), "", bases, resolve)
+}
+
+// emulatorImage is the vLLM emulator's image as the closed-loop scenarios' Deployment names it: the tag its
+// Makefile gives a local build (SIM_TAG dev), since the binary is built from the source in ../shared/third_party.
+const emulatorImage = "ghcr.io/llm-d/llm-d-inference-sim:dev"
+
+// simImage is ghcr.io/llm-d/llm-d-inference-sim from the emulator's own Dockerfile (a Go build stage, then FROM
+// distroless/static:nonroot, COPY --from=builder /workspace/bin/llm-d-inference-sim /app/, USER 65532:65532,
+// ENTRYPOINT ["/app/llm-d-inference-sim"]): the toolchain's build stands for the builder stage's output.
+func simImage(src, toolchain string) (*image, error) {
+	bases := map[string]baseImage{"gcr.io/distroless/static:nonroot": {users: map[string]string{"nonroot": "65532"}}}
+	resolve := func(from, s string) (map[string]string, error) {
+		if from != "builder" || s != "/workspace/bin/llm-d-inference-sim" {
+			return nil, fmt.Errorf("COPY --from=%q %s: the emulator's Dockerfile copies only the builder's binary", from, s)
+		}
+		return map[string]string{"llm-d-inference-sim": filepath.Join(toolchain, "llm-d-inference-sim")}, nil
+	}
+	img, err := imageFromDockerfile(repository(emulatorImage), filepath.Join(src, "Dockerfile"), "", bases, resolve)
+	if err != nil {
+		return nil, err
+	}
+	img.ownNetwork = true
+	return img, nil
 }
 
 // inDir resolves p against dir as a Dockerfile does: an absolute p stands, a relative one is under dir.

@@ -28,16 +28,24 @@ import (
 // kubelet does), runAsUser/runAsGroup — chrooted into a root of its own. It restarts a container that exits
 // (restartPolicy Always) and stops it when its pod is deleted. Pods of other images (vLLM) are left to kwok.
 //
-// What a real node has and this does not: container isolation beyond chroot and the uid (same network namespace,
-// no cgroups, so resources.limits are not enforced), image pulls, probes, `kubectl logs`/`exec`/`port-forward`
-// (no kubelet API), Service-link env vars other than the `kubernetes` Service's, token rotation (tokens live 1 h).
+// Pods of an image that owns its network (the vLLM emulator) get more of a kubelet (lifecycle_test.go): a network
+// namespace of their own with the pod IP (podnet_test.go), their readinessProbe (the Ready condition follows it;
+// kwok only starts these pods), and on deletion their preStop sleep, SIGTERM and the full grace period, after which
+// the kubelet removes the pod object.
+//
+// What a real node has and this does not: container isolation beyond chroot and the uid (the other pods share the
+// test's network namespace; no cgroups, so resources.limits are not enforced), image pulls, liveness and startup
+// probes, exec hooks, `kubectl exec`/`port-forward`, Service-link env vars other than the `kubernetes` Service's,
+// token rotation (tokens live 1 h).
 type kubelet struct {
 	c      *cluster
 	images map[string]*image // by repository
 	mu     sync.Mutex
 	pods   map[types.UID]*podRun
-	stop   chan struct{}
-	done   chan struct{}
+	// terminating: the lifecycle pods being stopped (preStop, SIGTERM, grace) and not yet removed.
+	terminating map[types.UID]bool
+	stop        chan struct{}
+	done        chan struct{}
 	// errs collects what it could not run (a pod it knows the image of but cannot start); the test checks it.
 	errs []error
 }
@@ -52,10 +60,13 @@ type podRun struct {
 	starts   int
 	stopping bool
 	exited   chan struct{} // closed when the pod's container is stopped for good
+	// lifecycle: the kubelet owns the pod's readiness and its termination (an image with its own network).
+	lifecycle bool
+	probeStop chan struct{} // closed when the readiness prober is to stop (lifecycle pods)
 }
 
 func newKubelet(c *cluster, images ...*image) *kubelet {
-	k := &kubelet{c: c, images: map[string]*image{}, pods: map[types.UID]*podRun{}, stop: make(chan struct{}), done: make(chan struct{})}
+	k := &kubelet{c: c, images: map[string]*image{}, pods: map[types.UID]*podRun{}, terminating: map[types.UID]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, img := range images {
 		k.images[img.ref] = img
 	}
@@ -85,10 +96,17 @@ func (k *kubelet) sync() {
 	live := map[types.UID]bool{}
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || len(p.Spec.Containers) == 0 {
+		if len(p.Spec.Containers) == 0 {
 			continue
 		}
-		if _, ok := k.images[repository(p.Spec.Containers[0].Image)]; !ok {
+		img, ok := k.images[repository(p.Spec.Containers[0].Image)]
+		if !ok {
+			continue
+		}
+		if p.DeletionTimestamp != nil && img.ownNetwork && p.Spec.NodeName != "" {
+			k.removeUnstarted(p)
+		}
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		live[p.UID] = true
@@ -107,7 +125,7 @@ func (k *kubelet) sync() {
 			}
 			k.mu.Lock()
 			k.errs = append(k.errs, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err))
-			k.pods[p.UID] = &podRun{pod: *p, stopping: true, exited: closedChan()}
+			k.pods[p.UID] = &podRun{pod: *p, stopping: true, exited: closedChan(), lifecycle: img.ownNetwork, probeStop: make(chan struct{})}
 			k.mu.Unlock()
 			k.c.t.Logf("kubelet: cannot run pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
@@ -122,6 +140,18 @@ func (k *kubelet) sync() {
 	}
 	k.mu.Unlock()
 	for _, r := range gone {
+		if r.lifecycle {
+			k.mu.Lock()
+			k.terminating[r.pod.UID] = true
+			k.mu.Unlock()
+			go func() {
+				k.terminate(r)
+				k.mu.Lock()
+				delete(k.terminating, r.pod.UID)
+				k.mu.Unlock()
+			}()
+			continue
+		}
 		go r.kill(gracePeriod(&r.pod))
 	}
 }
@@ -173,14 +203,33 @@ func (k *kubelet) run(p *corev1.Pod) error {
 	if err := os.MkdirAll(filepath.Join(k.c.root, "logs", "pods"), 0o755); err != nil {
 		return err
 	}
-	r := &podRun{pod: *p, root: root, exited: make(chan struct{}),
+	r := &podRun{pod: *p, root: root, exited: make(chan struct{}), lifecycle: img.ownNetwork, probeStop: make(chan struct{}),
 		log: filepath.Join(k.c.root, "logs", "pods", fmt.Sprintf("%s_%s_%s.log", p.Namespace, p.Name, string(p.UID)[:8]))}
+	if r.lifecycle {
+		if err := checkLifecycle(ctr); err != nil {
+			return err
+		}
+	}
 	workdir := orDefault(ctr.WorkingDir, img.workdir)
+	starts := 0
 	start := func() (*process, error) {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = env, workdir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: uid, Gid: gid}}
-		return k.c.startCmd(fmt.Sprintf("pod %s/%s", p.Namespace, p.Name), r.log, cmd, true)
+		if img.ownNetwork {
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
+		}
+		proc, err := k.c.startCmd(fmt.Sprintf("pod %s/%s", p.Namespace, p.Name), r.log, cmd, true)
+		if err != nil || !img.ownNetwork {
+			return proc, err
+		}
+		starts++
+		// The host end's name is unique per start: the previous one goes with its namespace, maybe not yet.
+		if err := attachPodNetwork(cmd.Process.Pid, fmt.Sprintf("v%s%d", string(p.UID)[:8], starts%10), p.Status.PodIP); err != nil {
+			proc.stop(time.Second)
+			return nil, err
+		}
+		return proc, nil
 	}
 	proc, err := start()
 	if err != nil {
@@ -195,6 +244,9 @@ func (k *kubelet) run(p *corev1.Pod) error {
 	k.pods[p.UID] = r
 	k.mu.Unlock()
 	go r.supervise(start)
+	if r.lifecycle {
+		go k.probeReadiness(r, ctr)
+	}
 	return nil
 }
 

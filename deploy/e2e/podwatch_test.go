@@ -40,6 +40,8 @@ type podRecord struct {
 	// costAtDeletion is the annotation's value on the first event with a deletionTimestamp (or the DELETED one).
 	costAtDeletion string
 	deleted        bool
+	// deletedAt is when the watch first saw the deletion (a deletionTimestamp or the DELETED event).
+	deletedAt time.Time
 }
 
 // marked reports whether the pod ever carried the deletion cost v.
@@ -143,7 +145,7 @@ func (w *podWatch) observe(typ string, p *corev1.Pod) {
 		r.costs = append(r.costs, cost)
 	}
 	if !r.deleted && (p.DeletionTimestamp != nil || typ == "DELETED") {
-		r.deleted, r.costAtDeletion = true, cost
+		r.deleted, r.costAtDeletion, r.deletedAt = true, cost, time.Now()
 	}
 }
 

@@ -144,6 +144,11 @@ type Assessment struct {
 	Offered float64 `json:"offered"`
 	Beta    float64 `json:"beta"`
 	Need    int     `json:"need"`
+	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
+	// their counts at the time scale of the objective (1: Poisson, see
+	// peakedness.go): β is at least √z times the Poisson margin, so
+	// Need ≥ ⌈R + PoissonZ·√(z·R·w/(c·τ))⌉.
+	Peakedness float64 `json:"peakedness,omitempty"`
 	// NeedDown is the need with DownTolerance more demand: what a
 	// scale-down keeps. Hold is the largest of the needs (and of the
 	// scale-ups asked for) of the last HoldSeconds: the lowest a scale-down
@@ -209,13 +214,17 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	next := prev.Clone()
 	learn(&next, v.Service, o)
 	params := next.Fit.Params(o.Prior)
-	least := o.leastHeadroom(params, next.Mix)
+	if v.ArrivalRate != nil {
+		observeDispersion(&next.Dispersion, *v.ArrivalRate, o.Interval)
+	}
+	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
+	least := o.leastHeadroom(params, next.Mix, z)
 	if next.Ticks == 0 && next.Beta == 0 {
 		next.Beta = max(InitialHeadroom, least)
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta}
+		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta, Peakedness: z}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
@@ -278,17 +287,22 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	return a, next
 }
 
-// leastHeadroom is the least β the plan keeps: the knob, and the Poisson
-// margin of the arrivals. Over the time τ = the TTFT objective in which a
-// pod's batch must absorb them, n requests of work w arrive with a
-// standard deviation of √n; in pods at the ceiling c that is
-// √(R·w/(c·τ)), i.e. β = PoissonZ·√(w/(c·τ)) per √R. Heavier requests
-// (long prompts) fluctuate more in work and get more headroom.
-func (o Options) leastHeadroom(p model.Params, m model.Mix) float64 {
+// leastHeadroom is the least β the plan keeps: the knob, and the margin
+// of the arrivals. Over the time τ = the TTFT objective in which a pod's
+// batch must absorb them, n requests of work w arrive with a standard
+// deviation of √n if they are Poisson, √(z·n) for arrivals of peakedness
+// z (Whitt's peakedness-adjusted staffing; z learned from their counts,
+// peakedness.go); in pods at the ceiling c that is √(z·R·w/(c·τ)), i.e.
+// β = PoissonZ·√(z·w/(c·τ)) per √R. Heavier requests (long prompts) and
+// burstier arrivals get more headroom. β above this floor is the misses'
+// to teach: they already carry the traffic's burstiness, so z does not
+// scale it — it gives the margin from the first ticks, and at once when a
+// flash crowd raises z, before any request has missed.
+func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64) float64 {
 	least := o.MinHeadroom
 	c := p.Ceiling(m, o.Limits).Utilisation
 	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
-		least = math.Max(least, PoissonZ*math.Sqrt(w/(c*o.TTFTSLO)))
+		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*w/(c*o.TTFTSLO)))
 	}
 	return math.Min(least, MaxHeadroom)
 }

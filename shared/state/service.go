@@ -36,6 +36,31 @@ type Service struct {
 	// waiting while the fleet had well more pods than planned: what more
 	// pods did not fix.
 	Unmoved float64 `json:"unmoved,omitempty"`
+	// Dispersion is what the arrivals' peakedness is learned from (a
+	// state without one starts from Poisson arrivals).
+	Dispersion Dispersion `json:"dispersion,omitzero"`
+}
+
+// Dispersion holds the arrival counts' dispersion at the tick and at
+// two ticks (Pair), for the arrivals' peakedness; Pending is the first
+// count of a pair not yet complete, Ticks the counts seen.
+type Dispersion struct {
+	Tick    DispersionScale `json:"tick"`
+	Pair    DispersionScale `json:"pair"`
+	Pending float64         `json:"pending,omitempty"`
+	Ticks   int             `json:"ticks"`
+}
+
+// DispersionScale is one time scale's memory, with exponential
+// forgetting: Last is the last count, Diff the weighted mean of the
+// halved squared differences of consecutive counts, Mean that of their
+// means, Weight their pseudo-count.
+type DispersionScale struct {
+	Last   float64 `json:"last"`
+	Diff   float64 `json:"diff"`
+	Mean   float64 `json:"mean"`
+	Weight float64 `json:"weight"`
+	Seen   bool    `json:"seen,omitempty"`
 }
 
 // Need is one tick's sizing.
@@ -89,7 +114,10 @@ func (s *Service) Check() error {
 // finite reports whether every number is finite and within MaxValue.
 func (s *Service) finite() bool {
 	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
-		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved}
+		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved,
+		s.Dispersion.Pending,
+		s.Dispersion.Tick.Last, s.Dispersion.Tick.Diff, s.Dispersion.Tick.Mean, s.Dispersion.Tick.Weight,
+		s.Dispersion.Pair.Last, s.Dispersion.Pair.Diff, s.Dispersion.Pair.Mean, s.Dispersion.Pair.Weight}
 	vals = append(vals, s.Forecast.Scores...)
 	vals = append(vals, s.Prompts.C...)
 	vals = append(vals, s.Prompts.LE...)

@@ -100,12 +100,22 @@ func downBlocked(in Input, c Config, floor int) string {
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
 		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
-	case in.Plan.ParamsSource == "prior" && (in.TTFTP95 == nil || in.LatencyRequests < c.LatencyMinRequests):
+	case in.Plan.ParamsSource == "prior" && (in.TTFTP95 == nil || in.LatencyRequests < c.LatencyMinRequests) && !oneEach(in, max(in.Plan.Hold+in.Stuck, floor)):
 		// Nothing the server reported has fitted the model, and no latency
-		// reading says the fleet copes: the prior alone never removes pods.
+		// reading says the fleet copes: the prior alone never removes pods
+		// that would have to batch what is in flight.
 		return "no scale-down: the model is the unconfirmed prior and no TTFT reading confirms the fleet copes"
 	}
 	return ""
+}
+
+// oneEach says the fleet is so lightly used that to pods hold what is in
+// flight one request each, with nothing waiting: the smaller fleet does not
+// batch, so the removal does not rest on the model's batch capacity (a low
+// traffic fleet finishes too few requests a tick for a TTFT reading, and
+// the prior alone must not keep it at its peak size for good).
+func oneEach(in Input, to int) bool {
+	return in.Waiting == 0 && in.Running <= float64(to)
 }
 
 // queueingMiss is the plan's reading of the share of this tick's

@@ -57,12 +57,32 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 		"missing":  {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Missing: 1, MissingNames: []string{"p3"}},
 		"starting": {Ready: 9, Starting: 1, ArrivalRate: p(1), StartupSeconds: 60},
 		"no rate":  {Ready: 10, StartupSeconds: 60},
-		// The model is the prior and no latency reading confirms it.
-		"prior, no TTFT": {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)},
+		// The model is the prior, no latency reading confirms it, and the
+		// smaller fleet would have to batch what is in flight.
+		"prior, no TTFT": {Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), Running: 30},
 	} {
 		if d := policy.Decide(v, st, cfg, 10, t0.Add(46*15*time.Second)); d.Target < 10 {
 			t.Errorf("%s: scaled down to %d; reasons %q", name, d.Target, d.Reasons)
 		}
+	}
+}
+
+// A fleet at low traffic finishes too few requests a tick for a TTFT
+// reading; on the unconfirmed prior it still comes down when the smaller
+// fleet holds what is in flight one request a pod with nothing waiting (the
+// e2e's idle fleet stayed at its peak of 5 for good), and not when that
+// fleet would have to batch.
+func TestPriorWithoutTTFTScalesDownOnlyWhatNeedsNoBatching(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.MaxReplicas = 20
+	quiet := fleet.View{Ready: 5, ArrivalRate: p(0.1), StartupSeconds: 60, Pods: pods(5), Running: 1, LatencyRequests: 1}
+	if d := steady(t, state.New(), cfg, quiet, 5, 45); d.Target >= 5 {
+		t.Errorf("a quiet fleet on the prior holds %d of 5 pods; reasons %q", d.Target, d.Reasons)
+	}
+	busy := quiet
+	busy.Running = 4
+	if d := steady(t, state.New(), cfg, busy, 5, 45); d.Target < 5 && float64(d.Target) < busy.Running {
+		t.Errorf("the prior alone packed %g requests in flight into %d pods; reasons %q", busy.Running, d.Target, d.Reasons)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // Failure modes of the emulated servers.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // Synthetic is a CPA evaluate stdin for n ready vLLM pods scraped at at,

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/inferscale/inferscale/shared/expo/expotest"
+	"github.com/inferscale/inferscale/internal/expotest"
 )
 
 // VLLMServer serves a full-size vLLM V1 page on loopback (3 waiting, 5

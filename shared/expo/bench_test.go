@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/shared/expo"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 )
 
 // BenchmarkParseVLLMV1 parses one full-size vLLM V1 page (one engine).

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/shared/expo"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 )
 
 func parse(t *testing.T, body string) expo.Families {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/shared/expo"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 )
 
 func TestParseWantedMatchesFullParse(t *testing.T) {

@@ -171,8 +171,6 @@ func Aggregate(in Input, prev *state.State, opt Options, now time.Time) (View, s
 	return a.v, a.obs
 }
 
-func ptr(f float64) *float64 { return &f }
-
 // applyFleet fills the view from a per-resource fleet report where the
 // per-pod readings did not.
 func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
@@ -195,33 +193,33 @@ func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 		v.Running = *f.Running
 	}
 	if f.KVCacheMean != nil {
-		v.KVMean = ptr(*f.KVCacheMean)
+		v.KVMean = new(*f.KVCacheMean)
 	}
 	if f.KVCacheMax != nil {
-		v.KVMax = ptr(*f.KVCacheMax)
+		v.KVMax = new(*f.KVCacheMax)
 	}
 	if f.GPUUtilMean != nil && v.GPUUtil == nil {
-		v.GPUUtil = ptr(*f.GPUUtilMean)
-		v.GPUUtilEWMA = ptr(*f.GPUUtilMean)
+		v.GPUUtil = new(*f.GPUUtilMean)
+		v.GPUUtilEWMA = new(*f.GPUUtilMean)
 	}
 	if q, ok := f.TTFTQuantiles["0.95"]; ok {
-		v.TTFTP95 = ptr(q)
+		v.TTFTP95 = new(q)
 	}
 	if q, ok := f.TTFTQuantiles["0.99"]; ok {
-		v.TTFTP99 = ptr(q)
+		v.TTFTP99 = new(q)
 	}
 	// The requests the fleet's TTFT quantiles rest on, for latencyMinRequests.
 	if f.TTFTRequests != nil {
 		v.LatencyRequests = *f.TTFTRequests
 	}
 	if q, ok := f.E2EQuantiles["0.95"]; ok {
-		v.E2EP95 = ptr(q)
+		v.E2EP95 = new(q)
 	}
 	if q, ok := f.E2EQuantiles["0.99"]; ok {
-		v.E2EP99 = ptr(q)
+		v.E2EP99 = new(q)
 	}
 	if f.ArrivalRate != nil {
-		v.ArrivalRate = ptr(*f.ArrivalRate)
+		v.ArrivalRate = new(*f.ArrivalRate)
 	}
 	if f.Waiting == nil || len(f.Errors) > 0 {
 		v.Missing++

@@ -51,7 +51,7 @@ func (a *aggregation) learnCapacity() {
 	var queue float64
 	if a.complete > 0 {
 		queue = a.v.Waiting / float64(a.complete)
-		a.obs.Queue = ptr(queue)
+		a.obs.Queue = new(queue)
 	}
 	known := a.prev.PodCapacityRPS
 	if a.estN == 0 || a.estThr <= 0 {
@@ -62,13 +62,13 @@ func (a *aggregation) learnCapacity() {
 	switch {
 	case queue >= a.opt.SaturationWaiting && saturatedBefore:
 		if known == nil || perPod >= *known {
-			a.obs.PodCapacityRPS = ptr(perPod)
+			a.obs.PodCapacityRPS = new(perPod)
 		} else {
-			a.obs.PodCapacityRPS = ptr(0.95*(*known) + 0.05*perPod)
+			a.obs.PodCapacityRPS = new(0.95*(*known) + 0.05*perPod)
 		}
 	case a.estN == a.v.Ready && known != nil && perPod > *known:
 		// Unsaturated pods served more than the estimate: it was low.
-		a.obs.PodCapacityRPS = ptr(perPod)
+		a.obs.PodCapacityRPS = new(perPod)
 	}
 }
 
@@ -83,16 +83,16 @@ func (a *aggregation) finishHistory() {
 	}
 	for _, r := range rates {
 		if age := a.now.Sub(r.At); age >= 0 && age <= opt.PeakWindow && (v.RatePeak == nil || r.RPS > *v.RatePeak) {
-			v.RatePeak = ptr(r.RPS)
+			v.RatePeak = new(r.RPS)
 		}
 	}
 	if slope, level, ok := trend(rates, a.now, opt.TrendWindow); ok {
-		v.RateTrend, v.RateFitted = ptr(slope), ptr(math.Max(0, level))
+		v.RateTrend, v.RateFitted = new(slope), new(math.Max(0, level))
 	}
 	if c := a.obs.PodCapacityRPS; c != nil {
-		v.PodCapacityRPS = ptr(*c)
+		v.PodCapacityRPS = new(*c)
 	} else if c := a.prev.PodCapacityRPS; c != nil {
-		v.PodCapacityRPS = ptr(*c)
+		v.PodCapacityRPS = new(*c)
 	}
 	v.StartupSeconds, v.StartupObserved = startupP90(a.startups, opt.DefaultStartup)
 }

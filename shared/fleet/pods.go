@@ -172,30 +172,30 @@ func (a *aggregation) finishPods() {
 	sort.Strings(a.missing)
 	v.Missing, v.MissingNames = len(a.missing), a.missing
 	if a.kvN > 0 {
-		v.KVMean, v.KVMax = ptr(a.kvSum/a.kvN), ptr(a.kvMax)
+		v.KVMean, v.KVMax = new(a.kvSum/a.kvN), new(a.kvMax)
 	}
 	if a.gpuN > 0 {
 		g := a.gpuSum / a.gpuN
-		v.GPUUtil = ptr(g)
+		v.GPUUtil = new(g)
 		ewma := g
 		if prev := a.prev.GPUUtilEWMA; prev != nil {
 			ewma = a.opt.EWMAAlpha*g + (1-a.opt.EWMAAlpha)*(*prev)
 		}
-		a.obs.GPUUtilEWMA, v.GPUUtilEWMA = ptr(ewma), ptr(ewma)
+		a.obs.GPUUtilEWMA, v.GPUUtilEWMA = new(ewma), new(ewma)
 	}
 	if q := Quantile(a.ttft, 0.95); !math.IsNaN(q) {
-		v.TTFTP95, v.TTFTP99, v.LatencyRequests = ptr(q), ptr(Quantile(a.ttft, 0.99)), a.ttft.Count
+		v.TTFTP95, v.TTFTP99, v.LatencyRequests = new(q), new(Quantile(a.ttft, 0.99)), a.ttft.Count
 	}
 	if q := Quantile(a.e2e, 0.95); !math.IsNaN(q) {
-		v.E2EP95, v.E2EP99 = ptr(q), ptr(Quantile(a.e2e, 0.99))
+		v.E2EP95, v.E2EP99 = new(q), new(Quantile(a.e2e, 0.99))
 	}
 	// The rate is only trusted when every complete ready pod contributed.
 	if a.rateN > 0 && a.rateN == a.complete {
-		v.ArrivalRate = ptr(a.rate)
+		v.ArrivalRate = new(a.rate)
 		a.addRate(a.rate)
 	}
 	if a.thrN > 0 && a.thrN == a.complete {
-		v.Throughput = ptr(a.thr)
+		v.Throughput = new(a.thr)
 	}
 	a.learnCapacity()
 }

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -217,7 +218,7 @@ func (m *EventMemory) aggregate(aggKey, msgKey string, now time.Time) (string, b
 		rec = &SimilarRecord{}
 		m.Similar[aggKey] = rec
 	}
-	if !contains(rec.Messages, msgKey) {
+	if !slices.Contains(rec.Messages, msgKey) {
 		rec.Messages = append(rec.Messages, msgKey)
 	}
 	rec.Last = now
@@ -419,15 +420,6 @@ func cut(s string) string {
 		i--
 	}
 	return s[:i] + ell
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // evictOldest keeps m within MaxMemoryEntries by dropping the oldest entries.

@@ -13,7 +13,7 @@ func batch(in Input, c Config) Rule {
 	}
 	perPod := in.Running / float64(in.reporting())
 	fill := perPod / c.MaxNumSeqs
-	r.Value = f64(fill)
+	r.Value = new(fill)
 	r.Over = fill > c.BatchTarget*(1+c.Tolerance)
 	r.Low = fill <= c.BatchTarget
 	if r.Over {

@@ -56,7 +56,7 @@ func demand(in Input, c Config) Rule {
 		return r
 	}
 	avail := in.avail()
-	r.Value = f64(p.projected)
+	r.Value = new(p.projected)
 	r.Threshold = float64(avail) * p.perPod
 	r.Over = p.needed > avail && float64(p.needed) > float64(avail)*(1+c.Tolerance)
 	r.Low = p.needed < avail

@@ -10,7 +10,7 @@ func gpu(in Input, c Config) Rule {
 		return r
 	}
 	u := *in.GPUUtilEWMA
-	r.Value = f64(u)
+	r.Value = new(u)
 	r.Over = u > c.GPUTarget*(1+c.Tolerance)
 	r.Low = u < c.GPULowWater
 	if r.Over {

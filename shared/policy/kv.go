@@ -11,7 +11,7 @@ func kv(in Input, c Config) Rule {
 		return r
 	}
 	mean := *in.KVMean
-	r.Value = f64(mean)
+	r.Value = new(mean)
 	r.Over = mean >= c.KVHigh
 	r.Low = mean < c.KVLowWater
 	if r.Over {

@@ -41,7 +41,7 @@ func latency(in Input, c Config) Rule {
 		}
 		return r
 	}
-	r.Value = f64(ratio)
+	r.Value = new(ratio)
 	r.Over = ratio > 1
 	r.Low = ratio < c.LatencyLowFraction && !unread
 	if r.Over {

@@ -189,8 +189,6 @@ func (d *Decision) warn(reason, format string, args ...any) {
 // Warn adds an alert raised outside the policy (the decide stage's).
 func (d *Decision) Warn(reason, message string) { d.warn(reason, "%s", message) }
 
-func f64(v float64) *float64 { return &v }
-
 func ceilInt(x float64) int {
 	if math.IsNaN(x) || x < 0 {
 		return 0

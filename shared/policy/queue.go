@@ -19,7 +19,7 @@ func queue(in Input, c Config) Rule {
 	}
 	reporting := float64(in.reporting())
 	per := load / reporting
-	r.Value = f64(per)
+	r.Value = new(per)
 	r.Over = per > c.QueueTarget*(1+c.Tolerance)
 	r.Low = in.Waiting/reporting <= c.QueueLowWater
 	if r.Over {

@@ -24,7 +24,7 @@ func sizingRule(in Input, c Config) Rule {
 		return r
 	}
 	avail := in.avail()
-	r.Value = f64(float64(p.Need))
+	r.Value = new(float64(p.Need))
 	r.Threshold = float64(avail)
 	r.Over = p.Need > avail
 	r.Low = p.Warm && p.Hold < avail

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/shared/expo"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 	"github.com/inferscale/inferscale/shared/preset"
 	"github.com/inferscale/inferscale/shared/signal"
 )

@@ -31,6 +31,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -247,7 +248,7 @@ func knobsOf(v reflect.Value) []knob {
 func (k knob) set(raw string) error {
 	switch p := k.field.Addr().Interface().(type) {
 	case *string:
-		if len(k.enum) > 0 && !contains(k.enum, raw) {
+		if len(k.enum) > 0 && !slices.Contains(k.enum, raw) {
 			return k.fail(raw, "one of "+strings.Join(k.enum, ", "))
 		}
 		*p = raw
@@ -428,13 +429,4 @@ func mustDuration(key, s string) time.Duration {
 		panic(fmt.Sprintf("settings: knob %s: bad range %q", key, s))
 	}
 	return d
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/internal/testenv"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 	"github.com/inferscale/inferscale/shared/preset"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/source"

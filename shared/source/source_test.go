@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/expotest"
 	"github.com/inferscale/inferscale/shared/expo"
-	"github.com/inferscale/inferscale/shared/expo/expotest"
 	"github.com/inferscale/inferscale/shared/podinfo"
 	"github.com/inferscale/inferscale/shared/preset"
 	"github.com/inferscale/inferscale/shared/signal"

@@ -107,14 +107,14 @@ func (s *State) recordObserved(at time.Time, o Observed) {
 	// A number out of range is not kept (the value before it stays, or
 	// none): it would make every later tick's arithmetic non-finite.
 	if o.GPUUtilEWMA != nil && inRangePtr(o.GPUUtilEWMA) {
-		s.GPUUtilEWMA = ptr(*o.GPUUtilEWMA)
+		s.GPUUtilEWMA = new(*o.GPUUtilEWMA)
 	}
 	if o.PodCapacityRPS != nil && inRangePtr(o.PodCapacityRPS) {
-		s.PodCapacityRPS = ptr(*o.PodCapacityRPS)
+		s.PodCapacityRPS = new(*o.PodCapacityRPS)
 	}
 	s.LastQueue = nil
 	if o.Queue != nil && inRangePtr(o.Queue) {
-		s.LastQueue = ptr(*o.Queue)
+		s.LastQueue = new(*o.Queue)
 	}
 	if o.Rate != nil && inRange(o.Rate.RPS) && o.Rate.RPS >= 0 {
 		s.Rates = WithRate(s.Rates, *o.Rate, o.RateKeep)
@@ -164,8 +164,6 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 		s.Service = nil
 	}
 }
-
-func ptr(f float64) *float64 { return &f }
 
 // putPod stores c, replacing the pod of the same name, keeping Pods sorted.
 func (s *State) putPod(c PodCounters) {

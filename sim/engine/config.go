@@ -24,21 +24,8 @@ func (s Startup) Quantile(q float64) float64 {
 	return s.PendingSeconds + s.MedianSeconds*math.Exp(s.Sigma*normQuantile(q))
 }
 
-// normQuantile is the standard normal quantile (Acklam's approximation is
-// more than enough for choosing a lead time).
-func normQuantile(p float64) float64 {
-	// Bisection on math.Erf keeps this short and exact to ~1e-9.
-	lo, hi := -10.0, 10.0
-	for i := 0; i < 80; i++ {
-		mid := (lo + hi) / 2
-		if 0.5*(1+math.Erf(mid/math.Sqrt2)) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
+// normQuantile is the standard normal quantile Φ⁻¹(p) = √2·erfinv(2p − 1).
+func normQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 // Config is one simulation's fleet, pipeline and SLO settings. Zero fields
 // take the defaults of DefaultConfig when passed through WithDefaults.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/vllmexpo"
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/sim/scaler"
 	"github.com/inferscale/inferscale/sim/workload"
 )

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // histogram is a Prometheus histogram: per-bucket (not cumulative) counts,

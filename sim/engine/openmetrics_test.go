@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 func TestWriteOpenMetricsGroupsFamiliesAndStampsSamples(t *testing.T) {

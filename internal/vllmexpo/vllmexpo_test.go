@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/expo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // TestPageParsesBackExactly writes a page in both label orders and parses

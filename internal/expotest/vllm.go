@@ -1,8 +1,8 @@
 package expotest
 
 import (
+	"github.com/inferscale/inferscale/internal/vllmexpo"
 	"github.com/inferscale/inferscale/shared/signal"
-	"github.com/inferscale/inferscale/shared/vllmexpo"
 )
 
 // VLLMV1 describes a synthetic vLLM V1 /metrics page: the families, label

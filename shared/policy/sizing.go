@@ -100,13 +100,26 @@ func downBlocked(in Input, c Config, floor int) string {
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
 		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
-	case in.Plan.ParamsSource == "prior" && (in.TTFTP95 == nil || in.LatencyRequests < c.LatencyMinRequests) && !oneEach(in, max(in.Plan.Hold+in.Stuck, floor)):
+	case in.Plan.ParamsSource == "prior" && !ttftConfirms(in, c) && !oneEach(in, max(in.Plan.Hold+in.Stuck, floor)):
 		// Nothing the server reported has fitted the model, and no latency
 		// reading says the fleet copes: the prior alone never removes pods
 		// that would have to batch what is in flight.
 		return "no scale-down: the model is the unconfirmed prior and no TTFT reading confirms the fleet copes"
 	}
 	return ""
+}
+
+// ttftConfirms says a TTFT reading confirms the fleet copes: a quantile
+// over enough requests, or, at traffic too low for that, requests that did
+// finish with a p95 under latencyLowFraction of the objective.
+func ttftConfirms(in Input, c Config) bool {
+	switch {
+	case in.TTFTP95 == nil:
+		return false
+	case in.LatencyRequests >= c.LatencyMinRequests:
+		return true
+	}
+	return in.LatencyRequests > 0 && c.TTFTSLO > 0 && *in.TTFTP95 < c.LatencyLowFraction*c.TTFTSLO.Seconds()
 }
 
 // oneEach says the fleet is so lightly used that to pods hold what is in

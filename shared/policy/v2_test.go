@@ -79,6 +79,12 @@ func TestPriorWithoutTTFTScalesDownOnlyWhatNeedsNoBatching(t *testing.T) {
 	if d := steady(t, state.New(), cfg, quiet, 5, 45); d.Target >= 5 {
 		t.Errorf("a quiet fleet on the prior holds %d of 5 pods; reasons %q", d.Target, d.Reasons)
 	}
+	// A few requests a tick finished well inside the objective confirm it.
+	confirmed := quiet
+	confirmed.Running, confirmed.TTFTP95 = 4, p(0.25)
+	if d := steady(t, state.New(), cfg, confirmed, 5, 45); d.Target >= 5 {
+		t.Errorf("a quiet fleet whose few requests met the objective holds %d of 5 pods; reasons %q", d.Target, d.Reasons)
+	}
 	busy := quiet
 	busy.Running = 4
 	if d := steady(t, state.New(), cfg, busy, 5, 45); d.Target < 5 && float64(d.Target) < busy.Running {

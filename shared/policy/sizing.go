@@ -79,10 +79,14 @@ func scaleDownToPlan(d *Decision, in Input, c Config) int {
 		d.because("hold: no signal over threshold, but %v not low", high)
 		return current
 	}
-	to := max(in.Plan.Hold+in.Stuck, floor)
+	to := downTo(in, floor)
 	d.because("plan: the largest need of the last %.0fs is %d: scale down to %d in one step", in.Plan.HoldSeconds, in.Plan.Hold, to)
 	return to
 }
+
+// downTo is the count a scale-down goes to: the hold's need and the stuck
+// pods, at least floor.
+func downTo(in Input, floor int) int { return max(in.Plan.Hold+in.Stuck, floor) }
 
 // downBlocked says why no scale-down may happen now ("" when one may).
 func downBlocked(in Input, c Config, floor int) string {
@@ -100,7 +104,7 @@ func downBlocked(in Input, c Config, floor int) string {
 		return "no scale-down: no demand reading"
 	case !in.Plan.Warm:
 		return fmt.Sprintf("no scale-down: the plan has seen less than one hold (%.0fs) of demand", in.Plan.HoldSeconds)
-	case in.Plan.ParamsSource == "prior" && !ttftConfirms(in, c) && !oneEach(in, max(in.Plan.Hold+in.Stuck, floor)):
+	case in.Plan.ParamsSource == "prior" && !ttftConfirms(in, c) && !oneEach(in, downTo(in, floor)):
 		// Nothing the server reported has fitted the model, and no latency
 		// reading says the fleet copes: the prior alone never removes pods
 		// that would have to batch what is in flight.

@@ -11,6 +11,30 @@ type Fit struct {
 	// server's own readings have fitted.
 	Decode  int `json:"decode,omitempty"`
 	Prefill int `json:"prefill,omitempty"`
+	// PrefillRejected counts the consecutive prefill samples the innovation
+	// gate refused (the inter-token gaps' count is Step.Rejected): each
+	// series has its own, so accepted decode samples do not keep a prefill
+	// cost far off the prior from ever being learned.
+	PrefillRejected int `json:"prefillRejected,omitempty"`
+}
+
+// A run of refusals re-widens the fit (Kalman.Update): resetAfter of them
+// for a series that has fitted the model before (the server changed), and
+// resetAfterUnfitted for one that never has, whose only estimate is the
+// prior — a guess from another server, worth less than five ticks in a
+// row that disagree with it.
+const (
+	resetAfter         = 20
+	resetAfterUnfitted = 5
+)
+
+// resetLimit is the run of refusals after which a series that has
+// accepted samples re-widens the fit.
+func resetLimit(accepted int) int {
+	if accepted == 0 {
+		return resetAfterUnfitted
+	}
+	return resetAfter
 }
 
 // Series names of the fit's inputs, as Source reports them.
@@ -83,7 +107,7 @@ func (f *Fit) ObserveStep(prior Params, s StepSample) bool {
 	q, lo, hi := stepBounds(pv)
 	x := []float64{1, s.PromptRate * s.ITL, s.Running, s.KV}
 	r := math.Pow(stepNoise*s.ITL, 2) + stepNoiseAbs*stepNoiseAbs
-	ok := k.Update(x, s.ITL, r, q, lo, hi, pv)
+	ok := k.Update(x, s.ITL, r, q, lo, hi, pv, &k.Rejected, resetLimit(f.Decode))
 	if ok {
 		f.Decode++
 	}
@@ -144,7 +168,7 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 	q, lo, hi := stepBounds(pv)
 	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
 	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
-	ok := k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv)
+	ok := k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv, &f.PrefillRejected, resetLimit(f.Prefill))
 	if ok {
 		f.Prefill++
 	}
@@ -152,4 +176,8 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 }
 
 // Clone is a deep copy.
-func (f Fit) Clone() Fit { return Fit{Step: f.Step.Clone(), Decode: f.Decode, Prefill: f.Prefill} }
+func (f Fit) Clone() Fit {
+	c := f
+	c.Step = f.Step.Clone()
+	return c
+}

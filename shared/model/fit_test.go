@@ -122,3 +122,41 @@ func TestStepFitRejectsAnOutlierButRelearnsAChangedServer(t *testing.T) {
 		t.Errorf("alpha %.4g after the change, want about %.4g", got, slow.Alpha)
 	}
 }
+
+// A server whose prefill costs sixteen times the prior's per token (llm-d's
+// vLLM emulator at 250 µs a token) and whose decode is near the prior: the
+// decode samples are accepted every tick, the long prompts' prefill samples
+// are far beyond the gate. Each series keeps its own run of refusals, so
+// the prefill series re-widens the fit and β is learned within minutes.
+func TestStepFitLearnsAPrefillFarOffThePriorBesideAcceptedDecodes(t *testing.T) {
+	emu := Params{Alpha: 0.0112, Beta: 250e-6, GammaSeq: 0.0008, GammaKV: 0.0001}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var f Fit
+	prior := DefaultPrior()
+	betaAt := map[int]float64{}
+	for tick := 1; tick <= 40; tick++ {
+		running := 1 + rng.Float64()*15
+		itl := emu.Alpha + emu.GammaSeq*running
+		if !f.ObserveStep(prior, StepSample{ITL: itl * (1 + 0.03*rng.NormFloat64()), PromptRate: 50, Running: running, KV: 0.1}) {
+			t.Fatalf("tick %d: a decode sample on the model was refused", tick)
+		}
+		prompt := 5000 + rng.Float64()*3000
+		f.ObservePrefill(prior, PrefillSample{Mean: 0.03 + emu.Beta*prompt, Prompt: prompt, Chunks: 1, Running: running, KV: 0.1, Requests: 12})
+		betaAt[tick] = f.Params(prior).Beta
+	}
+	if got := betaAt[3]; got > 2*prior.Beta {
+		t.Errorf("β %.3g after 3 ticks: the gate should still refuse a 16× prefill (prior %.3g)", got, prior.Beta)
+	}
+	if got := betaAt[resetAfterUnfitted+5]; math.Abs(got-emu.Beta)/emu.Beta > 0.3 {
+		t.Errorf("β %.3g %d ticks in, want within 30%% of %.3g", got, resetAfterUnfitted+5, emu.Beta)
+	}
+	if got := betaAt[40]; math.Abs(got-emu.Beta)/emu.Beta > 0.1 {
+		t.Errorf("β %.3g after 40 ticks, want within 10%% of %.3g", got, emu.Beta)
+	}
+	if got := f.Params(prior).Alpha; math.Abs(got-emu.Alpha)/emu.Alpha > 0.2 {
+		t.Errorf("α %.4g after the prefill re-widening, want about %.4g", got, emu.Alpha)
+	}
+	if f.Prefill == 0 || f.PrefillRejected != 0 {
+		t.Errorf("prefill samples accepted %d, refusals pending %d", f.Prefill, f.PrefillRejected)
+	}
+}

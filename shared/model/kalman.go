@@ -13,7 +13,9 @@ type Kalman struct {
 	Theta []float64   `json:"theta"`
 	Cov   [][]float64 `json:"cov"`
 	// Samples counts accepted updates; Rejected counts the consecutive
-	// updates the innovation gate refused (reset on acceptance).
+	// updates of the filter's first series (the service model's inter-token
+	// gaps) that the innovation gate refused (reset on acceptance); a
+	// filter fed by other series keeps their counts beside it.
 	Samples  int `json:"samples"`
 	Rejected int `json:"rejected,omitempty"`
 }
@@ -52,62 +54,44 @@ func (k *Kalman) Valid(n int) bool {
 // restarting) must not drag the model.
 const gateNIS = 10.83
 
-// resetAfter consecutive rejections mean the server itself changed (a new
-// GPU, another model): the covariance is re-widened so the filter learns
-// again instead of refusing everything.
-const resetAfter = 20
-
 // Update folds one observation y of regressors x with noise variance r,
 // after inflating the covariance by the random-walk variances q. Theta is
 // then clamped to [lo, hi]. It reports whether the observation was used.
-func (k *Kalman) Update(x []float64, y, r float64, q, lo, hi, resetSD []float64) bool {
-	n := len(k.Theta)
-	for i := 0; i < n; i++ {
+//
+// streak counts the consecutive refusals of the observation's series (a
+// filter fed by several series keeps one count each, so that one series'
+// accepted samples do not hide another's consistent refusals); after
+// resetAfter of them the server itself has changed (a new GPU, another
+// model, a prior that was wrong for it): the covariance is re-widened
+// around what is known (at least resetSD) and, where that still leaves
+// the observation beyond the gate, further until it is plausible, and the
+// observation is taken.
+func (k *Kalman) Update(x []float64, y, r float64, q, lo, hi, resetSD []float64, streak *int, resetAfter int) bool {
+	for i := range k.Theta {
 		k.Cov[i][i] += q[i]
 	}
-	px := make([]float64, n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			px[i] += k.Cov[i][j] * x[j]
-		}
-	}
-	s := r
-	pred := 0.0
-	for i := 0; i < n; i++ {
-		s += x[i] * px[i]
-		pred += x[i] * k.Theta[i]
-	}
-	e := y - pred
-	if !(s > 0) || !finite(e) {
+	px, s, e, ok := k.innovation(x, y, r)
+	if !ok {
 		return false
 	}
 	if e*e/s > gateNIS {
-		k.Rejected++
-		if k.Rejected < resetAfter {
+		*streak++
+		if *streak < resetAfter {
 			return false
 		}
-		// Re-widen around what is known (at least resetSD) and take this
-		// observation.
-		for i := range k.Cov {
-			for j := range k.Cov[i] {
-				k.Cov[i][j] = 0
-			}
-			sd := math.Max(resetSD[i], math.Abs(k.Theta[i]))
-			k.Cov[i][i] = sd * sd
-		}
-		k.Rejected = 0
-		return k.Update(x, y, r, make([]float64, n), lo, hi, resetSD)
+		k.rewiden(x, e, r, resetSD)
+		px, s, e, _ = k.innovation(x, y, r)
 	}
-	k.Rejected = 0
-	for i := 0; i < n; i++ {
+	*streak = 0
+	for i := range k.Theta {
 		k.Theta[i] += px[i] / s * e
 	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
+	for i := range k.Theta {
+		for j := range k.Theta {
 			k.Cov[i][j] -= px[i] * px[j] / s
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i := range k.Theta {
 		k.Theta[i] = math.Min(math.Max(k.Theta[i], lo[i]), hi[i])
 		if k.Cov[i][i] < 0 { // numerical drift
 			k.Cov[i][i] = 0
@@ -115,6 +99,47 @@ func (k *Kalman) Update(x []float64, y, r float64, q, lo, hi, resetSD []float64)
 	}
 	k.Samples++
 	return true
+}
+
+// innovation is P·x, the innovation's variance s = r + xᵀPx and the
+// innovation e = y − xᵀθ; ok is false when they are not usable numbers.
+func (k *Kalman) innovation(x []float64, y, r float64) (px []float64, s, e float64, ok bool) {
+	n := len(k.Theta)
+	px = make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			px[i] += k.Cov[i][j] * x[j]
+		}
+	}
+	s = r
+	for i := 0; i < n; i++ {
+		s += x[i] * px[i]
+	}
+	e = y - k.Predict(x)
+	return px, s, e, s > 0 && finite(e)
+}
+
+// rewiden replaces the covariance by independent deviations of at least
+// resetSD and |θ|, scaled up as far as the innovation e of regressors x
+// needs to be within the gate: the parameters then move in proportion to
+// their share of the prediction, so a prefill cost sixteen times the
+// prior's is learned from the observation that showed it, not over dozens
+// of refused ticks.
+func (k *Kalman) rewiden(x []float64, e, r float64, resetSD []float64) {
+	spread := 0.0
+	for i := range k.Cov {
+		for j := range k.Cov[i] {
+			k.Cov[i][j] = 0
+		}
+		sd := math.Max(resetSD[i], math.Abs(k.Theta[i]))
+		k.Cov[i][i] = sd * sd
+		spread += x[i] * x[i] * sd * sd
+	}
+	if need := e*e/gateNIS - r; spread > 0 && need > spread {
+		for i := range k.Cov {
+			k.Cov[i][i] *= need / spread
+		}
+	}
 }
 
 // Predict is xᵀθ.

@@ -65,3 +65,38 @@ func TestCeilingBindsOnBatchOrKV(t *testing.T) {
 		t.Errorf("20k-token contexts at 5 %% of the cache each bind on %s, want kv", c.Bound)
 	}
 }
+
+// An inter-token-latency objective bounds the ceiling where the step time
+// at the planned load would exceed it, and only there.
+func TestCeilingKeepsTheStepWithinTheITLObjective(t *testing.T) {
+	p := DefaultPrior()
+	m := Mix{PromptTokens: 500, OutputTokens: 500, KVPerSeq: 0.001}
+	l := Limits{MaxNumSeqs: 256, BatchTarget: 1, KVTarget: 0.95, MaxUtilisation: 0.95}
+	loose := p.Ceiling(m, l)
+	for _, c := range []struct {
+		name      string
+		objective float64
+		bound     string
+	}{
+		{"none", 0, loose.Bound},
+		{"looser than the ceiling's step", 2 * p.StepAt(loose.Utilisation), loose.Bound},
+		{"twice the empty step", 2 * p.Alpha, "itl"},
+		{"below the empty step: no bound, said", 0.5 * p.Alpha, loose.Bound},
+	} {
+		l.StepObjective = c.objective
+		got := p.Ceiling(m, l)
+		if got.Bound != c.bound {
+			t.Errorf("%s: bound %s, want %s", c.name, got.Bound, c.bound)
+		}
+		unmet := c.objective > 0 && c.objective < p.Alpha
+		if got.StepUnmet != unmet {
+			t.Errorf("%s: StepUnmet %v, want %v", c.name, got.StepUnmet, unmet)
+		}
+		if c.objective > 0 && !unmet && p.StepAt(got.Utilisation) > c.objective*1.0001 {
+			t.Errorf("%s: step %.4gs at the ceiling, above the objective %.4gs", c.name, p.StepAt(got.Utilisation), c.objective)
+		}
+		if unmet && got.Utilisation != loose.Utilisation {
+			t.Errorf("%s: ceiling %.3g, want the unbounded %.3g (more pods do not shorten a step)", c.name, got.Utilisation, loose.Utilisation)
+		}
+	}
+}

@@ -27,6 +27,8 @@ import (
 
 	"github.com/inferscale/inferscale/deploy/cpaconfig"
 	"github.com/inferscale/inferscale/internal/rbacgrant"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
+	"github.com/inferscale/inferscale/shared/gather"
 	"github.com/inferscale/inferscale/shared/settings"
 )
 
@@ -419,7 +421,7 @@ func granted(r *rbacv1.Role) (map[permission]bool, error) { return rbacgrant.Of(
 // metric in per-resource and Prometheus modes; a list cannot be limited by name); evaluate with
 // stateBackend=configmap creates its ConfigMap once and then gets and updates only that one. The e2e
 // (deploy/e2e) checks the same against the API calls the scenarios really make.
-func needed(t *testing.T, cr *customPodAutoscaler, ev settings.Evaluate) map[permission]bool {
+func needed(t *testing.T, cr *customPodAutoscaler, ev knobs.Evaluate) map[permission]bool {
 	ref := cr.Spec.ScaleTargetRef
 	group, _, _ := strings.Cut(ref.APIVersion, "/")
 	if !strings.Contains(ref.APIVersion, "/") {
@@ -459,13 +461,13 @@ func needed(t *testing.T, cr *customPodAutoscaler, ev settings.Evaluate) map[per
 }
 
 // evaluateSettings decodes env (and the policyFile it names) as evaluate does.
-func evaluateSettings(t *testing.T, env map[string]string) settings.Evaluate {
+func evaluateSettings(t *testing.T, env map[string]string) knobs.Evaluate {
 	t.Helper()
 	src, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := settings.ForEvaluate(src)
+	ev, err := knobs.Read(src)
 	if err != nil {
 		t.Fatalf("evaluate would reject %v: %v", env, err)
 	}
@@ -573,8 +575,8 @@ func knownKeys(t *testing.T) map[string]bool {
 		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("json"), ",")
 		keys[name] = true
 	}
-	for _, k := range settings.Catalog() {
-		keys[k.Key] = true
+	for _, k := range settings.Keys() {
+		keys[k] = true
 	}
 	return keys
 }
@@ -652,11 +654,11 @@ func TestCustomPodAutoscalerConfigIsKnownAndValid(t *testing.T) {
 					t.Errorf("policy file key %q is read by nothing", k)
 				}
 			}
-			ev, err := settings.ForEvaluate(src)
+			ev, err := knobs.Read(src)
 			if err != nil {
 				t.Fatalf("evaluate would reject this configuration: %v", err)
 			}
-			if _, err := settings.ForMetric(src); err != nil {
+			if _, err := gather.ReadKnobs(src); err != nil {
 				t.Fatalf("metric would reject this configuration: %v", err)
 			}
 			pol := ev.Policy

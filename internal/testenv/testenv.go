@@ -4,10 +4,12 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -69,4 +71,32 @@ func BuildBinaries(tb testing.TB) string {
 		tb.Fatalf("building the binaries: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// ForbidDeps fails the test for each package that pkg (a `go list`
+// pattern, from the module root) links whose import path is one of
+// forbidden or lies under one.
+func ForbidDeps(tb testing.TB, pkg string, forbidden ...string) {
+	tb.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		SkipUnlessCI(tb, "go toolchain not on PATH (%v)", err)
+	}
+	cmd := exec.Command(gobin, "list", "-deps", pkg)
+	cmd.Dir = ModuleRoot(tb)
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		tb.Fatalf("go list -deps %s: %v\n%s", pkg, err, exit.Stderr)
+	}
+	if err != nil {
+		tb.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				tb.Errorf("%s links %s", pkg, dep)
+			}
+		}
+	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/internal/evalinput"
-	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -16,7 +16,7 @@ func BenchmarkStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	st := state.New()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

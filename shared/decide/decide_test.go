@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/cpa"
-	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -95,7 +95,7 @@ func TestPropertiesOverRandomSequences(t *testing.T) {
 
 func checkProperties(t *testing.T, v2 bool) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		cfg.ServiceModel = v2
 		cfg.MinReplicas, cfg.MaxReplicas = 1+int(seed%3), 12+int(seed%5)
 		mem, disk := state.New(), state.New()
@@ -326,7 +326,7 @@ func FuzzParseInput(f *testing.F) {
 			t.Fatalf("accepted bad input: %+v", in)
 		}
 		// Whatever parses must decide without panicking and within bounds.
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		d := Step(cfg, state.New(), in.CurrentReplicas, in.Entries, t0)
 		if Disabled(cfg, in.CurrentReplicas) {
 			if d.Target != 0 {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -43,7 +43,7 @@ func slowPods(n int, at time.Time, slow float64) []Entry {
 // low: the first tick holds, the next one measures the breach and scales
 // up as a fresh state does (5 -> 7).
 func TestScrapeTimeAheadOfTheClockResetsTheBaseline(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.LatencyNeedsLoad = false // latency is this service's load signal
 	cfg.DownStabilization, cfg.ScaleDownCooldown = 0, 0
 	st := state.New()
@@ -68,7 +68,7 @@ func TestScrapeTimeAheadOfTheClockResetsTheBaseline(t *testing.T) {
 // pod and nothing scaled; the load per pod is over the pods that
 // reported, and the failed ones do not lower it.
 func TestFailedScrapesDoNotDiluteTheLoad(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	st := state.New()
 	pods := func(at time.Time, failed int) []Entry {
 		readyAt := t0.Add(-time.Hour)

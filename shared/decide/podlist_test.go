@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -30,7 +30,7 @@ func promFleet(now time.Time, waiting float64) []Entry {
 func TestPrometheusWithoutThePodListScalesUpNeverDown(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for _, v2 := range []bool{true, false} {
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		cfg.ServiceModel = v2
 		st := state.New()
 		d := Step(cfg, st, 4, promFleet(t0, 60), t0)

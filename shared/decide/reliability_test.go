@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -131,7 +131,7 @@ func TestAHugePersistedValueResetsItsComponentNotTheTicks(t *testing.T) {
 // is never an encoding failure: the tick holds the current count, says so
 // and the service memory starts fresh.
 func TestANonFiniteDecisionIsHeldNotFailed(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	d := policy.Decision{Current: 6, Target: 9, Recommendation: 9, Fleet: fleet.View{Ready: 6, Waiting: math.Inf(1)},
 		Rules: []policy.Rule{{Name: policy.RuleQueue, Value: signal.F(math.NaN())}}}
 	if encodable(d) == nil {
@@ -224,7 +224,7 @@ func TestFaultyTicksNeverScaleDown(t *testing.T) {
 		},
 	}
 	for _, v2 := range []bool{true, false} {
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		cfg.ServiceModel = v2
 		k := firstScaleDown(t, cfg, t0)
 		for name, fault := range faults {
@@ -255,7 +255,7 @@ func TestFaultyTicksNeverScaleDown(t *testing.T) {
 func TestAGapOfAHoldCountsAsAFreshState(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	for _, v2 := range []bool{true, false} {
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		cfg.ServiceModel = v2
 		k := firstScaleDown(t, cfg, t0)
 		st := state.New()

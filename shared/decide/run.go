@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/clock"
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/decisionlog"
 	"github.com/inferscale/inferscale/shared/kube"
 	"github.com/inferscale/inferscale/shared/policy"
@@ -76,8 +77,8 @@ func Run(ctx context.Context, p Process) error {
 
 // prepare reads and checks everything a tick needs before it touches the
 // state: the input, the settings and the clock.
-func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
-	var cfg settings.Evaluate
+func prepare(p Process) (*Input, knobs.Evaluate, time.Time, error) {
+	var cfg knobs.Evaluate
 	b, err := cpa.ReadAll(p.Stdin, cpa.MaxInputBytes)
 	if err != nil {
 		return nil, cfg, time.Time{}, err
@@ -91,7 +92,7 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 	}
 	src, err := settings.Load(p.Lookup)
 	if err == nil {
-		cfg, err = settings.ForEvaluate(src)
+		cfg, err = knobs.Read(src)
 	}
 	if err != nil {
 		return nil, cfg, time.Time{}, fmt.Errorf("configuration: %w", err)
@@ -106,7 +107,7 @@ func prepare(p Process) (*Input, settings.Evaluate, time.Time, error) {
 // tick decides under the state's transaction, acts in the cluster (the
 // victims' marks, Events), records the tick and saves the state, unless
 // the run is a dry run or autoscaling is disabled; it returns the output.
-func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now time.Time) ([]byte, error) {
+func tick(ctx context.Context, p Process, in *Input, cfg knobs.Evaluate, now time.Time) ([]byte, error) {
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, TickTimeout)
 	defer cancel()
@@ -190,7 +191,7 @@ func tick(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, now 
 // deletionCost on; otherwise the marks a previous tick left are cleared.
 // It returns undo, which clears the marks this tick set where the previous
 // state does not know of them: for a tick whose state is not saved.
-func act(ctx context.Context, p Process, in *Input, cfg settings.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) (undo func(context.Context)) {
+func act(ctx context.Context, p Process, in *Input, cfg knobs.Evaluate, d policy.Decision, mode string, marked []string, memory json.RawMessage, rec *state.Tick) (undo func(context.Context)) {
 	ctx, cancel := effectsContext(ctx)
 	defer cancel()
 	marking := cfg.Policy.DeletionCost && mode == decisionlog.Active
@@ -249,7 +250,7 @@ func saveUnlessForeign(ctx context.Context, txn store.Txn, s *state.State, save 
 
 // OpenStore opens the store the settings name: the file, a ConfigMap
 // through the in-cluster API, or none.
-func OpenStore(s settings.Store, lookup settings.LookupFunc) (store.Store, error) {
+func OpenStore(s knobs.Store, lookup settings.LookupFunc) (store.Store, error) {
 	switch s.Backend {
 	case "none":
 		return store.Memory{}, nil

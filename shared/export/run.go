@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/settings"
 )
 
@@ -53,7 +54,7 @@ func Run(ctx context.Context, p Process) error {
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	ev, err := settings.ForEvaluate(src)
+	ev, err := knobs.Read(src)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}

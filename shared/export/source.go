@@ -19,8 +19,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/kube"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/state"
 	"github.com/inferscale/inferscale/shared/state/store"
 )
@@ -98,7 +98,7 @@ func (none) Read(context.Context) (*state.State, error) {
 // Open is the Reader of the store the settings name, as evaluate opens
 // it (decide.OpenStore), read-only: the file, or the ConfigMap through
 // the in-cluster API with timeout per request.
-func Open(s settings.Store, getenv func(string) string, timeout time.Duration) (Reader, error) {
+func Open(s knobs.Store, getenv func(string) string, timeout time.Duration) (Reader, error) {
 	switch s.Backend {
 	case "none":
 		return none{}, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/inferscale/inferscale/shared/preset"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/source"
 )
 
@@ -20,14 +19,14 @@ const (
 // config is the metric knobs with the presets loaded and the values that
 // need the sources' own checks checked.
 type config struct {
-	settings.Metric
+	Knobs
 	presets []*preset.Preset
 	fixed   *preset.Preset // nil: detect per scrape
 	prom    source.PrometheusOptions
 }
 
-func configure(m settings.Metric) (*config, error) {
-	c := &config{Metric: m}
+func configure(m Knobs) (*config, error) {
+	c := &config{Knobs: m}
 	var errs []error
 	if err := c.loadPresets(); err != nil {
 		errs = append(errs, err)
@@ -41,7 +40,7 @@ func configure(m settings.Metric) (*config, error) {
 	// Only a configured value is checked: the default is valid (a test
 	// says so), and compiling the syntax regexp is a visible share of a
 	// per-pod run that never queries Prometheus.
-	if m.PrometheusMatchers != settings.DefaultPrometheusMatchers() {
+	if m.PrometheusMatchers != defaultPrometheusMatchers() {
 		if err := source.ValidateMatchers(source.RenderMatchers(m.PrometheusMatchers, "ns", "name")); err != nil {
 			errs = append(errs, fmt.Errorf("config key prometheusMatchers: %w", err))
 		}

@@ -57,7 +57,7 @@ func Run(ctx context.Context, p Process) error {
 	if err != nil {
 		return err
 	}
-	knobs, err := settings.ForMetric(src)
+	knobs, err := ReadKnobs(src)
 	if err != nil {
 		return err
 	}

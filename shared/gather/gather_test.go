@@ -18,7 +18,6 @@ import (
 
 	"github.com/inferscale/inferscale/internal/podtest"
 	"github.com/inferscale/inferscale/shared/kube"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/source"
 )
@@ -243,7 +242,7 @@ func FuzzMetricInput(f *testing.F) {
 // configure checks only a configured prometheusMatchers; the default
 // must therefore be valid itself.
 func TestDefaultPrometheusMatchersAreValid(t *testing.T) {
-	if err := source.ValidateMatchers(source.RenderMatchers(settings.DefaultPrometheusMatchers(), "inference", "llm.a")); err != nil {
+	if err := source.ValidateMatchers(source.RenderMatchers(defaultPrometheusMatchers(), "inference", "llm.a")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -20,7 +20,7 @@ import (
 // views are drawn at random around that fleet; every tick is checked.
 func TestNoTickScalesDownInABreach(t *testing.T) {
 	for _, v2 := range []bool{true, false} {
-		cfg := settings.Defaults()
+		cfg := knobs.Defaults()
 		cfg.ServiceModel = v2
 		cfg.MaxReplicas = 20
 		cfg.E2ESLO = 30 * time.Second
@@ -63,7 +63,7 @@ func TestNoTickScalesDownInABreach(t *testing.T) {
 // judged low, so the plan does not remove pods for it; and a queue time
 // past the objective for a fifth of the requests is a breach by itself.
 func TestNoTTFTExportedNeverScalesDownOnLatency(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.MaxReplicas = 20
 	v := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10)}
 	v.Service.Queue = signal.Histogram{Count: 100, Sum: 1, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 100}, {UpperBound: 5, Count: 100}}}
@@ -72,7 +72,7 @@ func TestNoTTFTExportedNeverScalesDownOnLatency(t *testing.T) {
 	if d.Target < 10 || d.Rules[3].Name != policy.RuleLatency || d.Rules[3].Low || !strings.Contains(d.Rules[3].Note, "no TTFT exported") {
 		t.Errorf("no TTFT exported: target %d, latency rule %+v; want it never low", d.Target, d.Rules[3])
 	}
-	cfg = settings.Defaults()
+	cfg = knobs.Defaults()
 	cfg.MaxReplicas = 20
 	v.TTFTP95, v.LatencyRequests = p(0.1), 100
 	v.Service.TTFT.Count = 100

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -314,7 +314,7 @@ func TestUnappliedScaleDownStartsNoCooldown(t *testing.T) {
 
 func TestScheduleAndPredictiveFloors(t *testing.T) {
 	cfg := v1()
-	floors, err := settings.ParseScheduleFloors(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
+	floors, err := knobs.ParseScheduleFloors(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestPerPodLoadIsOverTheReportingPods(t *testing.T) {
 // v1 is the policy with v1's demand rule, windows and cooldowns
 // (serviceModel=false): the tests above hold it to its rules.
 func v1() policy.Config {
-	c := settings.Defaults()
+	c := knobs.Defaults()
 	c.ServiceModel = false
 	return c
 }

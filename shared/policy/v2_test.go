@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -26,7 +26,7 @@ func steady(t *testing.T, st *state.State, cfg policy.Config, v fleet.View, curr
 }
 
 func TestPlanScalesUpToItsNeedInOneStep(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	v := fleet.View{Ready: 2, ArrivalRate: p(200), StartupSeconds: 60}
 	d := policy.Decide(v, state.New(), cfg, 2, t0)
 	if d.Plan == nil || !d.Plan.Valid {
@@ -41,7 +41,7 @@ func TestPlanScalesUpToItsNeedInOneStep(t *testing.T) {
 }
 
 func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.MaxReplicas = 20
 	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), TTFTP95: p(0.1), LatencyRequests: 100}
 	// A fresh state: less than one hold of demand seen.
@@ -73,7 +73,7 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 // e2e's idle fleet stayed at its peak of 5 for good), and not when that
 // fleet would have to batch.
 func TestPriorWithoutTTFTScalesDownOnlyWhatNeedsNoBatching(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.MaxReplicas = 20
 	quiet := fleet.View{Ready: 5, ArrivalRate: p(0.1), StartupSeconds: 60, Pods: pods(5), Running: 1, LatencyRequests: 1}
 	if d := steady(t, state.New(), cfg, quiet, 5, 45); d.Target >= 5 {
@@ -93,7 +93,7 @@ func TestPriorWithoutTTFTScalesDownOnlyWhatNeedsNoBatching(t *testing.T) {
 }
 
 func TestScaleDownMarksTheIdlestPods(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	v := fleet.View{Ready: 4, Starting: 0, ArrivalRate: p(0.5), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "busy", Ready: true, Outstanding: 30, KV: 0.6},
 		{Name: "idle", Ready: true, Outstanding: 0, KV: 0.01},
@@ -117,7 +117,7 @@ func TestScaleDownMarksTheIdlestPods(t *testing.T) {
 }
 
 func TestNotReadyPodsAreTheFirstVictims(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	v := fleet.View{Ready: 3, Stuck: 1, ArrivalRate: p(0.2), StartupSeconds: 60, TTFTP95: p(0.1), LatencyRequests: 100, Pods: []fleet.PodLoad{
 		{Name: "a", Ready: true, Outstanding: 0}, {Name: "b", Ready: true, Outstanding: 0},
 		{Name: "c", Ready: true, Outstanding: 0}, {Name: "crashing", Outstanding: -1, KV: -1},
@@ -129,7 +129,7 @@ func TestNotReadyPodsAreTheFirstVictims(t *testing.T) {
 }
 
 func TestLatencyBreachThatWaitingDidNotCauseIsAnAlert(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	st := state.New()
 	// A flat demand the plan has sized; TTFT p95 of 3 s against the 2 s
 	// objective, but no queue-time reading says anything waited: long
@@ -151,7 +151,7 @@ func TestLatencyBreachThatWaitingDidNotCauseIsAnAlert(t *testing.T) {
 // breach that waiting caused asks for one more pod and lets the plan's
 // headroom learn the rest, instead of the HPA-style ready × TTFT ratio.
 func TestLatencyBreachThatWaitingCausedAddsOnePod(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	v := fleet.View{Ready: 6, ArrivalRate: p(20), StartupSeconds: 60, TTFTP95: p(6), LatencyRequests: 300}
 	// Every request of the tick waited 2.5-5 s to be scheduled.
 	v.Service.Queue = signal.Histogram{Count: 300, Sum: 900, Buckets: []signal.Bucket{
@@ -178,7 +178,7 @@ func pods(n int) []fleet.PodLoad {
 // once they are ready and the overload persists, the next step is taken
 // from all of them.
 func TestReactiveStepsCountThePodsStarting(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.MaxReplicas = 64
 	over := func(ready, starting int) fleet.View {
 		return fleet.View{Ready: ready, Starting: starting, ArrivalRate: p(50), StartupSeconds: 180,
@@ -212,7 +212,7 @@ func stretched(ready int) fleet.View {
 // prompts are feasible and a third missed: the time went to prefills
 // stretched by other requests' chunks, which more pods shorten.
 func TestABreachWithAnEmptyQueueButStretchedPrefillScalesUp(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	d := steady(t, state.New(), cfg, stretched(6), 6, 2)
 	lat := d.Rules[3]
 	if lat.Name != policy.RuleLatency || !lat.Over || d.Target <= 6 {
@@ -228,7 +228,7 @@ func TestABreachWithAnEmptyQueueButStretchedPrefillScalesUp(t *testing.T) {
 // needs one pod of the ten; the TTFT p95 is above the objective and the
 // queue is empty. Whatever the prior says, nothing is removed.
 func TestAnUnfittedModelNeverScalesDownInABreach(t *testing.T) {
-	cfg := settings.Defaults()
+	cfg := knobs.Defaults()
 	cfg.MaxReplicas = 20
 	st := state.New()
 	low := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100, TTFTP95: p(0.1)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,111 +23,166 @@ func builtins(t *testing.T) []*preset.Preset {
 	return ps
 }
 
-func mapFixture(t *testing.T, name string) (*signal.Pod, error) {
-	t.Helper()
-	fams, err := expo.Parse(bytes.NewReader(expotest.Fixture(t, name)), "text/plain")
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	p, err := preset.Detect(builtins(t), fams.Has)
-	if err != nil {
-		return nil, err
-	}
-	pod := &signal.Pod{Name: "p"}
-	p.Apply(fams, pod)
-	return pod, nil
+// hist is an expected histogram: its count always, its sum and its number
+// of buckets where not zero.
+type hist struct {
+	count, sum float64
+	buckets    int
 }
 
-func eq(t *testing.T, what string, got *float64, want float64) {
-	t.Helper()
-	if got == nil {
-		t.Errorf("%s = nil, want %g", what, want)
-		return
-	}
-	if *got != want {
-		t.Errorf("%s = %g, want %g", what, *got, want)
-	}
+// mapCase is one exposition mapped by a preset, and what the pod must read.
+type mapCase struct {
+	name    string
+	fixture string // a capture of internal/expotest, or
+	body    string // an exposition written here
+	mapping string // a custom preset document ("": the built-ins)
+	find    string // the built-in to use ("": detect)
+	err     error  // the error wanted instead of a pod
+	server  string // the server the pod names ("": not checked)
+	gauges  map[string]float64
+	near    map[string]float64 // gauges within tol
+	tol     float64
+	hists   map[string]hist
+	absent  []string // gauges, histograms or "gpu" that must be nil
+	notes   []string // substrings of the pod's notes
+	check   func(t *testing.T, pod *signal.Pod)
 }
 
-func isNil(t *testing.T, what string, got *float64) {
-	t.Helper()
-	if got != nil {
-		t.Errorf("%s = %g, want nil (not available)", what, *got)
-	}
-}
-
-func hist(t *testing.T, what string, h *signal.Histogram, buckets int, count, sum float64) {
-	t.Helper()
-	if h == nil {
-		t.Errorf("%s histogram is nil", what)
-		return
-	}
-	if len(h.Buckets) != buckets || h.Count != count || h.Sum != sum {
-		t.Errorf("%s: %d buckets count %g sum %g; want %d, %g, %g", what, len(h.Buckets), h.Count, h.Sum, buckets, count, sum)
-	}
-}
-
-func hasNote(t *testing.T, pod *signal.Pod, sub string) {
-	t.Helper()
-	for _, n := range pod.Notes {
-		if strings.Contains(n, sub) {
-			return
-		}
-	}
-	t.Errorf("no note containing %q in %q", sub, pod.Notes)
-}
-
-func TestVLLMV0(t *testing.T) {
-	pod, err := mapFixture(t, "vllm_v0_datadog_fixture.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "vllm" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "waiting", pod.Waiting, 0)
-	eq(t, "running", pod.Running, 0)
-	eq(t, "kv (gpu_cache_usage_perc fallback)", pod.KVCacheUsage, 0)
-	eq(t, "requestsTotal", pod.RequestsTotal, 1)
-	eq(t, "promptTokens", pod.PromptTokensTotal, 5)
-	eq(t, "generationTokens", pod.GenerationTokensTotal, 7)
-	eq(t, "preemptions", pod.PreemptionsTotal, 0)
-	hist(t, "ttft", pod.TTFT, 16, 1, 0.31326723098754883)
-	if pod.TTFT != nil && (pod.TTFT.Buckets[9].UpperBound != 0.5 || pod.TTFT.Buckets[9].Count != 1 || pod.TTFT.Buckets[8].Count != 0) {
-		t.Errorf("ttft buckets 8,9 = %+v %+v", pod.TTFT.Buckets[8], pod.TTFT.Buckets[9])
-	}
-	hist(t, "e2e", pod.E2E, 10, 1, 0.5034303665161133)
-	hist(t, "interToken (time_per_output_token fallback)", pod.InterToken, 13, 6, 0.19016313552856445)
-	if pod.QueueTime != nil {
-		t.Error("V0 capture has no queue-time histogram")
-	}
-	if pod.GPU != nil {
-		t.Error("vLLM exports no GPU metric")
+// Every server's capture maps to the signals it carries, and to nothing
+// it lacks.
+func TestPresetsMapExpositions(t *testing.T) {
+	for _, c := range mapCases() {
+		t.Run(c.name, func(t *testing.T) {
+			pod, err := mapPod(t, c)
+			if c.err != nil || err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("err = %v, want %v", err, c.err)
+				}
+				return
+			}
+			if c.server != "" && pod.Server != c.server {
+				t.Fatalf("server = %q, want %q", pod.Server, c.server)
+			}
+			checkPod(t, c, pod)
+		})
 	}
 }
 
-func TestVLLMV1Fragments(t *testing.T) {
-	pod, err := mapFixture(t, "vllm_v1_early_fragment_production-stack-318.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "vllm" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "waiting", pod.Waiting, 0)
-	eq(t, "running", pod.Running, 0)
-	eq(t, "kv", pod.KVCacheUsage, 0)
-	isNil(t, "requestsTotal", pod.RequestsTotal)
-
-	// Bucket lines without HELP/TYPE parse as untyped families named
-	// *_bucket: nothing to detect.
-	if _, err := mapFixture(t, "vllm_v1_dp_fragment_pr22227.txt"); !errors.Is(err, preset.ErrNotDetected) {
-		t.Errorf("dp fragment: err = %v, want ErrNotDetected", err)
-	}
+func mapCases() []mapCase {
+	return []mapCase{{
+		name: "vllm v0", fixture: "vllm_v0_datadog_fixture.txt", server: "vllm",
+		// kv: the gpu_cache_usage_perc fallback; interToken: the time_per_output_token fallback
+		gauges: map[string]float64{"waiting": 0, "running": 0, "kv": 0, "requestsTotal": 1, "promptTokens": 5,
+			"generationTokens": 7, "preemptions": 0},
+		hists: map[string]hist{"ttft": {1, 0.31326723098754883, 16}, "e2e": {1, 0.5034303665161133, 10},
+			"interToken": {6, 0.19016313552856445, 13}},
+		absent: []string{"queueTime", "gpu"}, // no queue-time histogram in V0; vLLM exports no GPU metric
+		check: func(t *testing.T, pod *signal.Pod) {
+			if pod.TTFT != nil && (pod.TTFT.Buckets[9].UpperBound != 0.5 || pod.TTFT.Buckets[9].Count != 1 || pod.TTFT.Buckets[8].Count != 0) {
+				t.Errorf("ttft buckets 8,9 = %+v %+v", pod.TTFT.Buckets[8], pod.TTFT.Buckets[9])
+			}
+		},
+	}, {
+		name: "vllm v1 early fragment", fixture: "vllm_v1_early_fragment_production-stack-318.txt", server: "vllm",
+		gauges: map[string]float64{"waiting": 0, "running": 0, "kv": 0},
+		absent: []string{"requestsTotal"},
+	}, {
+		// Bucket lines without HELP/TYPE parse as untyped families named
+		// *_bucket: nothing to detect.
+		name: "vllm v1 data-parallel fragment", fixture: "vllm_v1_dp_fragment_pr22227.txt", err: preset.ErrNotDetected,
+	}, {
+		// Engines summed (waiting) or averaged (kv, of the new name); the
+		// histograms merged, the new name first.
+		name: "vllm v1 data parallel", body: dataParallelBody, find: "vllm", server: "vllm",
+		gauges: map[string]float64{"waiting": 7},
+		near:   map[string]float64{"kv": 0.4}, tol: 1e-4,
+		hists:  map[string]hist{"interToken": {7, 0.75, 1}},
+		absent: []string{"running"}, // HELP/TYPE absent
+		check: func(t *testing.T, pod *signal.Pod) {
+			if pod.InterToken != nil && pod.InterToken.Buckets[0].Count != 6 {
+				t.Errorf("merged bucket = %+v", pod.InterToken.Buckets)
+			}
+		},
+	}, {
+		name: "sglang", fixture: "sglang.txt", server: "sglang",
+		gauges: map[string]float64{"waiting": 2826, "running": 162, "kv": 0.28, "promptTokens": 8.128902e+06,
+			"generationTokens": 7.557572e+06},
+		// interToken: the old time_per_output_token
+		hists:  map[string]hist{"ttft": {count: 11008, sum: 2.3518979474117756e+06}, "e2e": {count: 11228}, "interToken": {count: 7.400757e+06}},
+		absent: []string{"requestsTotal"}, // an old build
+	}, {
+		name: "sglang v0.5", fixture: "sglang_v0.5_datadog_fixture.txt", server: "sglang",
+		gauges: map[string]float64{"waiting": 0, "kv": 0.25, "requestsTotal": 1, "generationTokens": 32},
+		hists:  map[string]hist{"interToken": {count: 31, sum: 0.05}, "queueTime": {count: 1}},
+		absent: []string{"gpu"}, // sglang:utilization is not a GPU metric
+	}, {
+		name: "tgi", fixture: "tgi.txt", server: "tgi",
+		gauges: map[string]float64{"waiting": 0, "running": 0, "requestsTotal": 109},
+		hists:  map[string]hist{"e2e": {count: 109, sum: 541.2140316159999}, "queueTime": {count: 109}},
+		absent: []string{"kv", "ttft"},
+		notes:  []string{"no TTFT", "no KV"},
+		check: func(t *testing.T, pod *signal.Pod) {
+			if pod.E2E != nil && (len(pod.E2E.Buckets) == 0 || pod.E2E.Buckets[0].UpperBound != 0.00015000000000000001) {
+				t.Errorf("e2e first bound = %+v, want 0.0001*1.5 (seconds, no unit suffix)", pod.E2E.Buckets[:1])
+			}
+		},
+	}, {
+		name: "triton", fixture: "triton.txt", server: "triton",
+		gauges: map[string]float64{"waiting": 0, "requestsTotal": 3},
+		// running and kv: no TRT-LLM backend; the default latency is
+		// counters, not histograms
+		absent: []string{"running", "kv", "ttft", "e2e"},
+		notes:  []string{"microsecond counters"},
+		check: func(t *testing.T, pod *signal.Pod) {
+			if pod.GPU == nil || pod.GPU.Utilization == nil || *pod.GPU.Utilization != 0 || pod.GPU.Field != "nv_gpu_utilization" || pod.GPU.Source != "server" {
+				t.Errorf("gpu = %+v", pod.GPU)
+			}
+		},
+	}, {
+		name: "triton trt-llm and a ms histogram", body: trtLLMBody, server: "triton",
+		gauges: map[string]float64{"waiting": 4, "running": 6, "kv": 0.75}, // running: active only; kv: the fraction
+		hists:  map[string]hist{"ttft": {count: 10, sum: 2.5}},
+		check: func(t *testing.T, pod *signal.Pod) {
+			if pod.TTFT != nil && (pod.TTFT.Buckets[0].UpperBound != 0.1 || pod.TTFT.Buckets[1].UpperBound != 0.5) {
+				t.Errorf("ttft (ms to s) = %+v", pod.TTFT)
+			}
+		},
+	}, {
+		// running carries the fraction of decode slots in use (1 of 24
+		// here): with maxNumSeqs 1 the batch rule reads it as the batch
+		// fraction.
+		name: "jetstream", fixture: "jetstream_doc_snippet.txt", server: "jetstream",
+		gauges: map[string]float64{"waiting": 0},
+		near:   map[string]float64{"running": 1.0 / 24}, tol: 1e-12,
+	}, {
+		name: "llamacpp", fixture: "llamacpp_fragment_pr13196.txt", server: "llamacpp",
+		gauges: map[string]float64{"promptTokens": 143, "generationTokens": 673},
+		absent: []string{"kv"},
+		notes:  []string{"no KV-cache metric"},
+	}, {
+		name: "dcgm-exporter is not a server", fixture: "dcgm_exporter_datadog_fixture.txt", err: preset.ErrNotDetected,
+	}, {
+		name: "custom mapping", server: "myserver",
+		mapping: `
+name: myserver
+signals:
+  waiting: {families: [my_queue]}
+  kvCacheUsage: {families: [my_kv_percent], scale: 0.01, agg: max}
+  e2e: {families: [my_latency_ms], scale: 0.001}
+notes: ["myserver: hand-written"]
+`,
+		body:   "my_queue{a=\"1\"} 2\nmy_queue{a=\"2\"} 3\nmy_kv_percent{a=\"1\"} 40\nmy_kv_percent{a=\"2\"} 90\n",
+		gauges: map[string]float64{"waiting": 5, "kv": 0.9}, // kv: the max, in 0-1
+		absent: []string{"e2e"},                             // an absent family gives nil
+		check: func(t *testing.T, pod *signal.Pod) {
+			if len(pod.Notes) != 1 {
+				t.Errorf("notes %q", pod.Notes)
+			}
+		},
+	}}
 }
 
-func TestVLLMV1DataParallel(t *testing.T) {
-	body := `# TYPE vllm:num_requests_waiting gauge
+const dataParallelBody = `# TYPE vllm:num_requests_waiting gauge
 vllm:num_requests_waiting{engine="0",model_name="m"} 3.0
 vllm:num_requests_waiting{engine="1",model_name="m"} 4.0
 # TYPE vllm:kv_cache_usage_perc gauge
@@ -148,121 +204,8 @@ vllm:time_per_output_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 1
 vllm:time_per_output_token_seconds_count{engine="0",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_sum{engine="0",model_name="m"} 100
 `
-	fams, err := expo.Parse(strings.NewReader(body), "text/plain")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := preset.Find(builtins(t), "vllm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod := &signal.Pod{Name: "p"}
-	p.Apply(fams, pod)
-	eq(t, "waiting summed over engines", pod.Waiting, 7)
-	if pod.KVCacheUsage == nil || *pod.KVCacheUsage < 0.3999 || *pod.KVCacheUsage > 0.4001 {
-		t.Errorf("kv = %v, want mean 0.4 of the new name", pod.KVCacheUsage)
-	}
-	isNil(t, "running (HELP/TYPE absent)", pod.Running)
-	hist(t, "interToken merged, new name first", pod.InterToken, 1, 7, 0.75)
-	if pod.InterToken != nil && pod.InterToken.Buckets[0].Count != 6 {
-		t.Errorf("merged bucket = %+v", pod.InterToken.Buckets)
-	}
-}
 
-func TestSGLang(t *testing.T) {
-	pod, err := mapFixture(t, "sglang.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "sglang" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "waiting", pod.Waiting, 2826)
-	eq(t, "running", pod.Running, 162)
-	eq(t, "kv", pod.KVCacheUsage, 0.28)
-	eq(t, "prompt", pod.PromptTokensTotal, 8.128902e+06)
-	eq(t, "generation", pod.GenerationTokensTotal, 7.557572e+06)
-	if pod.TTFT == nil || pod.TTFT.Count != 11008 || pod.TTFT.Sum != 2.3518979474117756e+06 {
-		t.Errorf("ttft = %+v", pod.TTFT)
-	}
-	if pod.E2E == nil || pod.E2E.Count != 11228 {
-		t.Errorf("e2e = %+v", pod.E2E)
-	}
-	if pod.InterToken == nil || pod.InterToken.Count != 7.400757e+06 {
-		t.Errorf("interToken (old time_per_output_token) = %+v", pod.InterToken)
-	}
-	isNil(t, "requestsTotal (old build)", pod.RequestsTotal)
-
-	pod, err = mapFixture(t, "sglang_v0.5_datadog_fixture.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eq(t, "v0.5 waiting", pod.Waiting, 0)
-	eq(t, "v0.5 kv", pod.KVCacheUsage, 0.25)
-	eq(t, "v0.5 requestsTotal", pod.RequestsTotal, 1)
-	eq(t, "v0.5 generation", pod.GenerationTokensTotal, 32)
-	if pod.InterToken == nil || pod.InterToken.Count != 31 || pod.InterToken.Sum != 0.05 {
-		t.Errorf("v0.5 interToken = %+v", pod.InterToken)
-	}
-	if pod.QueueTime == nil || pod.QueueTime.Count != 1 {
-		t.Errorf("v0.5 queueTime = %+v", pod.QueueTime)
-	}
-	if pod.GPU != nil {
-		t.Error("sglang:utilization is not a GPU metric")
-	}
-}
-
-func TestTGI(t *testing.T) {
-	pod, err := mapFixture(t, "tgi.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "tgi" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "waiting", pod.Waiting, 0)
-	eq(t, "running", pod.Running, 0)
-	eq(t, "requestsTotal", pod.RequestsTotal, 109)
-	isNil(t, "kv", pod.KVCacheUsage)
-	if pod.TTFT != nil {
-		t.Error("TGI has no TTFT histogram")
-	}
-	if pod.E2E == nil || pod.E2E.Count != 109 || pod.E2E.Sum != 541.2140316159999 {
-		t.Errorf("e2e = %+v", pod.E2E)
-	}
-	if pod.E2E != nil && (len(pod.E2E.Buckets) == 0 || pod.E2E.Buckets[0].UpperBound != 0.00015000000000000001) {
-		t.Errorf("e2e first bound = %+v, want 0.0001*1.5 (seconds, no unit suffix)", pod.E2E.Buckets[:1])
-	}
-	if pod.QueueTime == nil || pod.QueueTime.Count != 109 {
-		t.Errorf("queueTime = %+v", pod.QueueTime)
-	}
-	hasNote(t, pod, "no TTFT")
-	hasNote(t, pod, "no KV")
-}
-
-func TestTriton(t *testing.T) {
-	pod, err := mapFixture(t, "triton.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "triton" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "waiting", pod.Waiting, 0)
-	eq(t, "requestsTotal", pod.RequestsTotal, 3)
-	isNil(t, "running (no TRT-LLM backend)", pod.Running)
-	isNil(t, "kv (no TRT-LLM backend)", pod.KVCacheUsage)
-	if pod.GPU == nil || pod.GPU.Utilization == nil || *pod.GPU.Utilization != 0 || pod.GPU.Field != "nv_gpu_utilization" || pod.GPU.Source != "server" {
-		t.Errorf("gpu = %+v", pod.GPU)
-	}
-	if pod.TTFT != nil || pod.E2E != nil {
-		t.Error("default Triton latency is counters, not histograms")
-	}
-	hasNote(t, pod, "microsecond counters")
-}
-
-func TestTritonTRTLLMAndMsHistogram(t *testing.T) {
-	body := `# TYPE nv_inference_request_success counter
+const trtLLMBody = `# TYPE nv_inference_request_success counter
 nv_inference_request_success{model="ensemble",version="1"} 10
 # TYPE nv_inference_pending_request_count gauge
 nv_inference_pending_request_count{model="ensemble",version="1"} 4
@@ -280,84 +223,122 @@ nv_inference_first_response_histogram_ms_bucket{model="ensemble",version="1",le=
 nv_inference_first_response_histogram_ms_sum{model="ensemble",version="1"} 2500
 nv_inference_first_response_histogram_ms_count{model="ensemble",version="1"} 10
 `
-	fams, err := expo.Parse(strings.NewReader(body), "text/plain")
-	if err != nil {
-		t.Fatal(err)
+
+// mapPod parses c's exposition and applies c's preset to a pod.
+func mapPod(t *testing.T, c mapCase) (*signal.Pod, error) {
+	t.Helper()
+	raw := []byte(c.body)
+	if c.fixture != "" {
+		raw = expotest.Fixture(t, c.fixture)
 	}
-	p, err := preset.Detect(builtins(t), fams.Has)
-	if err != nil || p.Name != "triton" {
-		t.Fatalf("detect = %v %v", p, err)
+	fams, err := expo.Parse(bytes.NewReader(raw), "text/plain")
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	var p *preset.Preset
+	switch {
+	case c.mapping != "":
+		if p, err = preset.Parse([]byte(c.mapping)); err != nil {
+			t.Fatal(err)
+		}
+	case c.find != "":
+		if p, err = preset.Find(builtins(t), c.find); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if p, err = preset.Detect(builtins(t), fams.Has); err != nil {
+			return nil, err
+		}
 	}
 	pod := &signal.Pod{Name: "p"}
 	p.Apply(fams, pod)
-	eq(t, "waiting", pod.Waiting, 4)
-	eq(t, "running (active only)", pod.Running, 6)
-	eq(t, "kv fraction", pod.KVCacheUsage, 0.75)
-	if pod.TTFT == nil || pod.TTFT.Buckets[0].UpperBound != 0.1 || pod.TTFT.Buckets[1].UpperBound != 0.5 || pod.TTFT.Sum != 2.5 {
-		t.Errorf("ttft (ms to s) = %+v", pod.TTFT)
+	return pod, nil
+}
+
+// checkPod runs c's assertions on pod.
+func checkPod(t *testing.T, c mapCase, pod *signal.Pod) {
+	t.Helper()
+	for name, want := range c.gauges {
+		if got := gauge(pod, name); got == nil || *got != want {
+			t.Errorf("%s = %v, want %g", name, deref(got), want)
+		}
+	}
+	for name, want := range c.near {
+		if got := gauge(pod, name); got == nil || math.Abs(*got-want) > c.tol {
+			t.Errorf("%s = %v, want %g within %g", name, deref(got), want, c.tol)
+		}
+	}
+	for name, want := range c.hists {
+		h := histogram(pod, name)
+		if h == nil || h.Count != want.count || (want.sum != 0 && h.Sum != want.sum) || (want.buckets != 0 && len(h.Buckets) != want.buckets) {
+			t.Errorf("%s histogram = %+v, want %+v", name, h, want)
+		}
+	}
+	for _, name := range c.absent {
+		if present(pod, name) {
+			t.Errorf("%s is present, want nil (not available)", name)
+		}
+	}
+	for _, sub := range c.notes {
+		if !slices.ContainsFunc(pod.Notes, func(n string) bool { return strings.Contains(n, sub) }) {
+			t.Errorf("no note containing %q in %q", sub, pod.Notes)
+		}
+	}
+	if c.check != nil {
+		c.check(t, pod)
 	}
 }
 
-func TestJetStreamAndLlamaCpp(t *testing.T) {
-	pod, err := mapFixture(t, "jetstream_doc_snippet.txt")
-	if err != nil {
-		t.Fatal(err)
+func gauge(pod *signal.Pod, name string) *float64 {
+	switch name {
+	case "waiting":
+		return pod.Waiting
+	case "running":
+		return pod.Running
+	case "kv":
+		return pod.KVCacheUsage
+	case "requestsTotal":
+		return pod.RequestsTotal
+	case "promptTokens":
+		return pod.PromptTokensTotal
+	case "generationTokens":
+		return pod.GenerationTokensTotal
+	case "preemptions":
+		return pod.PreemptionsTotal
 	}
-	if pod.Server != "jetstream" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "jetstream waiting", pod.Waiting, 0)
-	// running carries the fraction of decode slots in use (1 of 24 here):
-	// with maxNumSeqs 1 the batch rule reads it as the batch fraction
-	if pod.Running == nil || math.Abs(*pod.Running-1.0/24) > 1e-12 {
-		t.Errorf("jetstream running = %v, want the slots-used fraction 1/24", pod.Running)
-	}
-
-	pod, err = mapFixture(t, "llamacpp_fragment_pr13196.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Server != "llamacpp" {
-		t.Fatalf("server = %q", pod.Server)
-	}
-	eq(t, "llamacpp prompt", pod.PromptTokensTotal, 143)
-	eq(t, "llamacpp generation", pod.GenerationTokensTotal, 673)
-	isNil(t, "llamacpp kv", pod.KVCacheUsage)
-	hasNote(t, pod, "no KV-cache metric")
+	panic("no gauge " + name)
 }
 
-func TestDCGMIsNotAServer(t *testing.T) {
-	if _, err := mapFixture(t, "dcgm_exporter_datadog_fixture.txt"); !errors.Is(err, preset.ErrNotDetected) {
-		t.Errorf("err = %v, want ErrNotDetected", err)
+func histogram(pod *signal.Pod, name string) *signal.Histogram {
+	switch name {
+	case "ttft":
+		return pod.TTFT
+	case "e2e":
+		return pod.E2E
+	case "queueTime":
+		return pod.QueueTime
+	case "interToken":
+		return pod.InterToken
 	}
+	panic("no histogram " + name)
 }
 
-func TestCustomMapping(t *testing.T) {
-	p, err := preset.Parse([]byte(`
-name: myserver
-signals:
-  waiting: {families: [my_queue]}
-  kvCacheUsage: {families: [my_kv_percent], scale: 0.01, agg: max}
-  e2e: {families: [my_latency_ms], scale: 0.001}
-notes: ["myserver: hand-written"]
-`))
-	if err != nil {
-		t.Fatal(err)
+// present says whether the gauge, histogram or "gpu" called name is set.
+func present(pod *signal.Pod, name string) bool {
+	switch name {
+	case "gpu":
+		return pod.GPU != nil
+	case "ttft", "e2e", "queueTime", "interToken":
+		return histogram(pod, name) != nil
 	}
-	fams, err := expo.Parse(strings.NewReader("my_queue{a=\"1\"} 2\nmy_queue{a=\"2\"} 3\nmy_kv_percent{a=\"1\"} 40\nmy_kv_percent{a=\"2\"} 90\n"), "text/plain")
-	if err != nil {
-		t.Fatal(err)
+	return gauge(pod, name) != nil
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
 	}
-	pod := &signal.Pod{Name: "p"}
-	p.Apply(fams, pod)
-	eq(t, "waiting", pod.Waiting, 5)
-	eq(t, "kv max in 0-1", pod.KVCacheUsage, 0.9)
-	if pod.E2E != nil {
-		t.Error("absent family must give nil")
-	}
-	if pod.Server != "myserver" || len(pod.Notes) != 1 {
-		t.Errorf("server %q notes %q", pod.Server, pod.Notes)
-	}
+	return *p
 }
 
 func TestParseRejectsBadMappings(t *testing.T) {

@@ -34,7 +34,7 @@ type NearMiss struct {
 // HOSTNAME, KUBERNETES_SERVICE_HOST) are never reported. The answer is
 // sorted by name; it never changes what a stage decodes.
 func NearMisses(env []string) []NearMiss {
-	known := knownKeys()
+	known := keySet()
 	for _, k := range cpaKeys() {
 		known[k] = true
 	}

@@ -38,32 +38,6 @@ func TestNearMissesNameTheKeyTheyMiss(t *testing.T) {
 	}
 }
 
-// A near miss never changes what decodes: the misspelt value is not read.
-func TestNearMissDoesNotChangeTheSettings(t *testing.T) {
-	plain, err := ForEvaluate(FromMap(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	typo, err := ForEvaluate(FromMap(map[string]string{"queueTargte": "50"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(plain, typo) {
-		t.Fatal("a misspelt key changed the decoded settings")
-	}
-}
-
-// Every key of the catalog is known: none is reported as a miss of another.
-func TestNoCatalogKeyIsANearMiss(t *testing.T) {
-	var env []string
-	for _, k := range Catalog() {
-		env = append(env, k.Key+"=1")
-	}
-	if got := NearMisses(env); len(got) != 0 {
-		t.Fatalf("catalog keys reported as near misses: %+v", got)
-	}
-}
-
 func TestEditDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b  string

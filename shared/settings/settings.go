@@ -1,6 +1,9 @@
-// Package settings declares every inferscale knob once, as a tagged struct
-// field, and reads them all with one strict decoder, the way KEDA declares
-// its scalers' metadata.
+// Package settings is the one strict decoder of inferscale's knobs. Each
+// stage declares its own knobs once, as tagged struct fields, the way KEDA
+// declares its scalers' metadata: the metric stage in package gather, the
+// evaluate stage (and the exporter, which reads the same) in package
+// decide/knobs, whose policy.Config carries its tags itself; this package
+// declares only Files, which both read. It imports neither stage.
 //
 // A knob's value comes from the first of: the environment (CPA turns the
 // CustomPodAutoscaler's `config` list into environment variables), the
@@ -23,6 +26,13 @@
 //
 // Fields of nested and embedded structs are knobs of their own, so the
 // pure policy.Config carries its tags itself and imports nothing for it.
+// A knob of a type the decoder does not know is parsed by the knob
+// struct's ParseKnob (TypeParser).
+//
+// A policy file is shared by both stages, so a key in it that no knob of
+// either stage declares is an error, though neither stage links the
+// other's knobs: Keys is the generated list of every stage's keys, and
+// the test of package settings/catalog fails when it is out of date.
 package settings
 
 import (
@@ -38,9 +48,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/inferscale/inferscale/shared/model"
-	"github.com/inferscale/inferscale/shared/policy"
 )
 
 // LookupFunc is os.LookupEnv's shape.
@@ -168,13 +175,22 @@ func (s *Source) cpaConfig() (map[string]any, error) {
 // validator is a knob struct with checks across its keys.
 type validator interface{ Validate() error }
 
+// A TypeParser is a knob struct with knobs of types of its own (the
+// decoder itself reads strings, bools, ints, floats, durations and lists
+// of floats or uints). ParseKnob parses raw into dst, a pointer to such a
+// field, and says whether it knows dst's type; its error need not name
+// the key.
+type TypeParser interface {
+	ParseKnob(dst any, raw string) (known bool, err error)
+}
+
 // Decode fills v (a pointer to a knob struct) from s, then runs v's
-// Validate, and checks that every policy-file key is a known knob. The
-// error joins every problem, each naming its key.
+// Validate, and checks that every policy-file key is a knob of some stage
+// (Keys). The error joins every problem, each naming its key.
 func Decode(s *Source, v any) error {
 	err := s.decode(v)
 	var unknown []error
-	known := knownKeys()
+	known := keySet()
 	for _, k := range s.FileKeys() {
 		if !known[k] {
 			unknown = append(unknown, fmt.Errorf("config key %s: unknown key in %s %s", k, KeyPolicyFile, s.fileName))
@@ -185,6 +201,7 @@ func Decode(s *Source, v any) error {
 
 func (s *Source) decode(v any) error {
 	var errs []error
+	parser, _ := v.(TypeParser)
 	for _, k := range knobsOf(reflect.ValueOf(v).Elem()) {
 		raw, set, err := s.raw(k.key, k.cpa)
 		if err != nil {
@@ -197,7 +214,7 @@ func (s *Source) decode(v any) error {
 		if raw == "" {
 			continue
 		}
-		if err := k.set(raw); err != nil {
+		if err := k.set(raw, parser); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -244,8 +261,9 @@ func knobsOf(v reflect.Value) []knob {
 	return out
 }
 
-// set parses raw into the knob's field, checking its range or choices.
-func (k knob) set(raw string) error {
+// set parses raw into the knob's field, checking its range or choices;
+// parser (nil: none) reads the types set does not know.
+func (k knob) set(raw string, parser TypeParser) error {
 	switch p := k.field.Addr().Interface().(type) {
 	case *string:
 		if len(k.enum) > 0 && !slices.Contains(k.enum, raw) {
@@ -276,20 +294,23 @@ func (k knob) set(raw string) error {
 			out = append(out, uint(id))
 		}
 		*p = out
-	case **model.Params:
-		prof, err := ParseProfile(raw)
-		if err != nil {
-			return fmt.Errorf("config key %s: %w", k.key, err)
-		}
-		*p = &prof
-	case *[]policy.ScheduleFloor:
-		floors, err := ParseScheduleFloors(raw)
-		if err != nil {
-			return fmt.Errorf("config key %s: %w", k.key, err)
-		}
-		*p = floors
 	default:
+		return k.setOther(p, raw, parser)
+	}
+	return nil
+}
+
+// setOther hands a knob of a type of its own to the struct's parser.
+func (k knob) setOther(dst any, raw string, parser TypeParser) error {
+	known, err := false, error(nil)
+	if parser != nil {
+		known, err = parser.ParseKnob(dst, raw)
+	}
+	if !known {
 		panic(fmt.Sprintf("settings: knob %s has unsupported type %s", k.key, k.field.Type()))
+	}
+	if err != nil {
+		return fmt.Errorf("config key %s: %w", k.key, err)
 	}
 	return nil
 }

@@ -1,221 +1,130 @@
 package settings
 
 import (
-	"flag"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/inferscale/inferscale/internal/testenv"
 )
 
-var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+// sample is a knob struct of its own: the decoder knows no stage. Its keys
+// are real ones, so a policy file may hold them.
+type sample struct {
+	QueueTarget float64       `setting:"queueTarget" default:"3" min:"0.01" max:"100" doc:"d"`
+	Min         int           `setting:"minReplicas" default:"1" min:"0" cpa:"true" doc:"d"`
+	Max         int           `setting:"maxReplicas" default:"10" min:"1" cpa:"true" doc:"d"`
+	Cooldown    time.Duration `setting:"scaleUpCooldown" default:"1m" doc:"d"`
+	Mode        string        `setting:"mode" default:"active" enum:"active,advisory" doc:"d"`
+	Profile     steps         `setting:"profile" doc:"d"`
+}
+
+// steps is a knob type the decoder does not know: sample parses it.
+type steps int
+
+func (s *sample) ParseKnob(dst any, raw string) (bool, error) {
+	p, ok := dst.(*steps)
+	if !ok {
+		return false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(raw, "steps="))
+	if err != nil {
+		return true, errors.New("want steps=N")
+	}
+	*p = steps(n)
+	return true, nil
+}
+
+func (s *sample) Validate() error {
+	if s.Min > s.Max {
+		return errors.New("config key minReplicas: above maxReplicas")
+	}
+	return nil
+}
 
 func lookup(m map[string]string) LookupFunc {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-// Every knob struct decodes from nothing: the tags' defaults and ranges
-// parse, and the defaults pass Validate.
-func TestEveryDefaultDecodes(t *testing.T) {
-	if _, err := ForEvaluate(FromMap(nil)); err != nil {
+// The environment wins over the policy file, which wins over CPA's
+// config.yaml (cpa-tagged knobs only), which wins over the default.
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	pf, cpa := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "config.yaml")
+	write(t, pf, "queueTarget: 4\nscaleUpCooldown: 30\nmaxReplicas: 30\nprofile: steps=7\n")
+	write(t, cpa, "minReplicas: 2\nmaxReplicas: 20\nqueueTarget: 9\n")
+	src, err := Load(lookup(map[string]string{KeyPolicyFile: pf, KeyConfigPath: cpa, "queueTarget": "6", "mode": " "}))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ForMetric(FromMap(nil)); err != nil {
+	var s sample
+	if err := Decode(src, &s); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	for _, k := range Catalog() {
-		if seen[k.Key] {
-			t.Errorf("knob %s declared twice", k.Key)
-		}
-		seen[k.Key] = true
-		if k.Doc == "" {
-			t.Errorf("knob %s has no doc", k.Key)
-		}
+	want := sample{QueueTarget: 6, Min: 2, Max: 30, Cooldown: 30 * time.Second, Mode: "active", Profile: 7}
+	if s != want {
+		t.Fatalf("decoded %+v, want %+v", s, want)
 	}
 }
 
+// A policy-file key that no knob of any stage declares is an error; one
+// that another stage declares is not, though the struct decoded lacks it.
+func TestPolicyFileKeysMustBeSomeStagesKeys(t *testing.T) {
+	pf := filepath.Join(t.TempDir(), "policy.yaml")
+	write(t, pf, "queueTarget: 4\nmetricsPort: 9000\nqueueTraget: 5\n")
+	src, err := Load(lookup(map[string]string{KeyPolicyFile: pf, KeyConfigPath: filepath.Join(t.TempDir(), "absent.yaml")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sample
+	err = Decode(src, &s)
+	if err == nil || !strings.Contains(err.Error(), "config key queueTraget: unknown key") || strings.Contains(err.Error(), "metricsPort") {
+		t.Fatalf("want queueTraget alone reported: %v", err)
+	}
+	if s.QueueTarget != 4 {
+		t.Errorf("the known keys are still read: %+v", s)
+	}
+}
+
+// Every bad value is reported with its key, its own type's too, and the
+// checks across keys run on what did decode.
 func TestBadValuesNameTheirKeys(t *testing.T) {
-	_, err := Policy(map[string]string{"queueTarget": "abc", "kvTarget": "0.95", "scheduleFloors": "[{start: nope}]",
-		"tolerance": "2", "scaleUpCooldown": "forever", "latencyNeedsLoad": "maybe", "decisiveMaxPods": "1.5"})
+	var s sample
+	err := Decode(FromMap(map[string]string{"queueTarget": "abc", "scaleUpCooldown": "forever", "mode": "loud",
+		"profile": "seven", "minReplicas": "50"}), &s)
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, key := range []string{"queueTarget", "kvTarget", "scheduleFloors", "tolerance", "scaleUpCooldown", "latencyNeedsLoad", "decisiveMaxPods"} {
-		if !strings.Contains(err.Error(), "config key "+key) {
-			t.Errorf("error %q does not name %s", err, key)
-		}
-	}
-	cfg, err := Policy(map[string]string{"queueTarget": "5", "scaleUpCooldown": "30s", "downStabilization": "120",
-		"minReplicas": "2", "maxReplicas": "20", "e2eSLO": "10s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.QueueTarget != 5 || cfg.ScaleUpCooldown != 30*time.Second || cfg.DownStabilization != 2*time.Minute ||
-		cfg.MinReplicas != 2 || cfg.MaxReplicas != 20 || !cfg.TrackE2E {
-		t.Fatalf("config not read: %+v", cfg)
-	}
-	if _, err := Policy(map[string]string{"minReplicas": "5", "maxReplicas": "3"}); err == nil || !strings.Contains(err.Error(), "minReplicas") {
-		t.Errorf("min above max: %v", err)
-	}
-	if _, err := Policy(map[string]string{"queueTraget": "5"}); err == nil || !strings.Contains(err.Error(), "queueTraget") {
-		t.Errorf("a typo in the simulator's settings: %v", err)
-	}
-}
-
-// The environment wins over the policy file, which wins over CPA's
-// config.yaml, which wins over the default; a typo in the policy file is
-// an error.
-func TestPrecedenceAndStrictPolicyFile(t *testing.T) {
-	dir := t.TempDir()
-	pf := filepath.Join(dir, "policy.yaml")
-	cpaCfg := filepath.Join(dir, "config.yaml")
-	write(t, pf, "queueTarget: 4\nkvHigh: 0.95\nmaxReplicas: 30\nscheduleFloors:\n- {start: \"0 8 * * *\", end: \"0 9 * * *\", replicas: 3}\n")
-	write(t, cpaCfg, "minReplicas: 2\nmaxReplicas: 20\ninterval: 15000\n")
-	src, err := Load(lookup(map[string]string{KeyPolicyFile: pf, KeyConfigPath: cpaCfg, "queueTarget": "6"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := ForEvaluate(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := e.Policy
-	if p.QueueTarget != 6 || p.KVHigh != 0.95 || p.MaxReplicas != 30 || p.MinReplicas != 2 || p.KVTarget != 0.8 || len(p.ScheduleFloors) != 1 {
-		t.Fatalf("precedence: %+v", p)
-	}
-	write(t, pf, "queueTarget: 4\nqueueTraget: 5\n")
-	src, err = Load(lookup(map[string]string{KeyPolicyFile: pf, KeyConfigPath: cpaCfg}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ForEvaluate(src); err == nil || !strings.Contains(err.Error(), "queueTraget") {
-		t.Fatalf("policy-file typo: %v", err)
-	}
-	// A metric knob in the shared policy file is no typo for evaluate.
-	write(t, pf, "queueTarget: 4\nmetricsPort: 9000\n")
-	src, _ = Load(lookup(map[string]string{KeyPolicyFile: pf, KeyConfigPath: cpaCfg}))
-	if _, err := ForEvaluate(src); err != nil {
-		t.Fatal(err)
-	}
-	write(t, cpaCfg, "minReplicas: [\n")
-	src, _ = Load(lookup(map[string]string{KeyConfigPath: cpaCfg}))
-	if _, err := ForEvaluate(src); err == nil || !strings.Contains(err.Error(), "configPath") {
-		t.Fatalf("invalid CPA config: %v", err)
-	}
-	if _, err := Load(lookup(map[string]string{KeyPolicyFile: filepath.Join(dir, "absent.yaml")})); err == nil {
-		t.Fatal("a missing policy file is an error")
-	}
-}
-
-func TestMetricChecks(t *testing.T) {
-	for name, c := range map[string]struct {
-		m    map[string]string
-		want string
-	}{
-		"custom without mapping": {map[string]string{"server": "custom"}, "customMapping"},
-		"quantile out of range":  {map[string]string{"prometheusQuantiles": "0.5,0.95,1"}, "prometheusQuantiles"},
-		"prometheus without URL": {map[string]string{"source": "prometheus"}, "prometheusURL"},
-		"bad gpu ids":            {map[string]string{"dcgmGPUs": "0,x"}, "dcgmGPUs"},
-		"bad source":             {map[string]string{"gpuSource": "nvml"}, "gpuSource"},
-	} {
-		if _, err := ForMetric(FromMap(c.m)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-	m, err := ForMetric(FromMap(map[string]string{"dcgmGPUs": "0, 3", "prometheusQuantiles": "0.5,0.95"}))
-	if err != nil || len(m.DCGMGPUs) != 2 || m.DCGMGPUs[1] != 3 || m.PrometheusQuantiles[1] != 0.95 || m.MetricsPort != 8000 {
-		t.Fatalf("%+v %v", m, err)
-	}
-}
-
-// The example policy files in config/policy-examples must load.
-func TestPolicyExamplesLoad(t *testing.T) {
-	root := testenv.ModuleRoot(t)
-	for _, name := range []string{"seed000.yaml", "vllm-h100-slo2s.yaml"} {
-		src, err := Load(lookup(map[string]string{KeyPolicyFile: filepath.Join(root, "config", "policy-examples", name),
-			KeyConfigPath: "/nonexistent/config.yaml"}))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		e, err := ForEvaluate(src)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		cfg := e.Policy
-		if name == "seed000.yaml" && (cfg.QueueTarget != 5 || cfg.MinReplicas != 2 || cfg.P99Baseline != 500*time.Millisecond || cfg.ServiceModel) {
-			t.Errorf("%s not applied: %+v", name, cfg)
-		}
-		if name == "vllm-h100-slo2s.yaml" && (cfg.Profile == nil || cfg.Profile.Beta != 1.54089e-05 || cfg.ScaleDownHold != 10*time.Minute || len(cfg.ScheduleFloors) != 1) {
-			t.Errorf("%s not applied: %+v", name, cfg)
+	for _, want := range []string{`config key queueTarget="abc"`, `config key scaleUpCooldown="forever"`,
+		`config key mode="loud": want one of active, advisory`, "config key profile: want steps=N", "config key minReplicas: above"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
 }
 
-func TestScheduleFloorsAreActiveInTheirWindow(t *testing.T) {
-	floors, err := ParseScheduleFloors(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Monday 2026-11-30 09:00 in Shanghai is 01:00 UTC.
-	in := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
-	if !floors[0].Active(in) || floors[0].Active(in.Add(2*time.Hour)) || floors[0].Replicas != 6 {
-		t.Fatalf("floor %+v", floors[0])
-	}
-	for _, bad := range []string{`[{start: nope}]`, `[{start: "0 8 * * *", end: "0 9 * * *", replicas: -1}]`,
-		`[{start: "0 8 * * *", end: "0 9 * * *", replicas: 1, timezone: "Mars/Olympus"}]`, `[{start: "0 8 * * *", stop: "x"}]`} {
-		if _, err := ParseScheduleFloors(bad); err == nil {
-			t.Errorf("%s: accepted", bad)
+// A knob of a type neither the decoder nor its struct parses is a
+// programming error, caught by the stages' tests that decode their defaults.
+func TestAnUnknownTypePanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "unsupported type") {
+			t.Fatalf("recovered %v", r)
 		}
+	}()
+	var v struct {
+		C complex128 `setting:"c" default:"1"`
 	}
+	_ = Decode(FromMap(nil), &v)
 }
 
-func FuzzParseScheduleFloors(f *testing.F) {
-	f.Add(`[{start: "30 8 * * 1-5", end: "0 10 * * 1-5", replicas: 6, timezone: "Asia/Shanghai"}]`)
-	f.Add(`[{"start":"0 13 * * *","end":"0 15 * * *","replicas":8}]`)
-	f.Add(`- {start: "@daily", end: "x", replicas: -1}`)
-	f.Fuzz(func(t *testing.T, raw string) {
-		floors, err := ParseScheduleFloors(raw)
-		if err != nil {
-			return
-		}
-		for _, fl := range floors {
-			if fl.Replicas < 0 {
-				t.Fatalf("negative replicas accepted: %+v", fl)
-			}
-			fl.Active(t0) // must not panic
-		}
-	})
-}
-
-var updateDocs = flag.Bool("update-docs", false, "rewrite the knob tables in docs/configuration.md")
-
-// docs/configuration.md holds the tables Table generates from the tags,
-// between its markers.
-func TestConfigurationDocMatchesTheKnobs(t *testing.T) {
-	const begin, end = "<!-- knobs:begin (go test ./shared/settings -update-docs) -->\n", "<!-- knobs:end -->"
-	path := filepath.Join(testenv.ModuleRoot(t), "docs", "configuration.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q ... %q section", path, begin, end)
-	}
-	want := doc[:i+len(begin)] + Table() + doc[j:]
-	if *updateDocs {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if doc != want {
-		t.Fatalf("%s is out of date with the knobs' tags: go test ./shared/settings -update-docs", path)
+// Keys is sorted and has no key twice (catalog's test checks it is current).
+func TestKeysAreSortedAndUnique(t *testing.T) {
+	keys := Keys()
+	if !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+		t.Fatalf("keys %v", keys)
 	}
 }
 

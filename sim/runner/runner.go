@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/policy"
-	"github.com/inferscale/inferscale/shared/settings"
 	"github.com/inferscale/inferscale/sim/baseline"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
@@ -257,7 +257,7 @@ func InferscaleConfig(params map[string]string, cfg engine.Config) (policy.Confi
 	for k, v := range params {
 		env[k] = v
 	}
-	pc, err := settings.Policy(env)
+	pc, err := knobs.Policy(env)
 	if err != nil {
 		return policy.Config{}, nil, fmt.Errorf("inferscale settings: %w", err)
 	}

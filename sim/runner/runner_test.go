@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/workload"
 )
@@ -83,14 +83,14 @@ func TestInferscaleTunablesAreTheShippedSettings(t *testing.T) {
 	if err != nil || len(ps) == 0 {
 		t.Fatalf("%v %v", ps, err)
 	}
-	defaults := settings.Defaults()
+	defaults := knobs.Defaults()
 	for _, p := range ps {
 		for _, v := range []float64{p.Min, p.Max} {
-			if _, err := settings.Policy(map[string]string{p.Name: strconv.FormatFloat(v, 'g', -1, 64)}); err != nil {
+			if _, err := knobs.Policy(map[string]string{p.Name: strconv.FormatFloat(v, 'g', -1, 64)}); err != nil {
 				t.Errorf("%s=%g refused by evaluate: %v", p.Name, v, err)
 			}
 		}
-		cfg, err := settings.Policy(map[string]string{p.Name: strconv.FormatFloat(p.Default, 'g', -1, 64)})
+		cfg, err := knobs.Policy(map[string]string{p.Name: strconv.FormatFloat(p.Default, 'g', -1, 64)})
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}

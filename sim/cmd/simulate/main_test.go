@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/settings"
 )
 
@@ -116,7 +117,7 @@ func TestTuneWritesAPolicyFileEvaluateReads(t *testing.T) {
 		return "", false
 	})
 	if err == nil {
-		_, err = settings.ForEvaluate(src)
+		_, err = knobs.Read(src)
 	}
 	if err != nil {
 		t.Fatalf("evaluate refuses the tuned policy file: %v\n%s", err, b)

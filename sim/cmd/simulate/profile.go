@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/inferscale/inferscale/shared/settings"
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/sim/engine"
 )
 
@@ -35,7 +35,7 @@ func cmdProfile(args []string, w io.Writer) error {
 	if *prompt < 1 || *prompt > m.MaxModelLen {
 		return fmt.Errorf("-prompt %d: want 1 to %d tokens", *prompt, m.MaxModelLen)
 	}
-	_, err := fmt.Fprintln(w, settings.FormatProfile(m.Profile(*prompt)))
+	_, err := fmt.Fprintln(w, knobs.FormatProfile(m.Profile(*prompt)))
 	return err
 }
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscale/inferscale/shared/decide/knobs"
 	"github.com/inferscale/inferscale/shared/model"
-	"github.com/inferscale/inferscale/shared/settings"
 )
 
 // profileOut runs `simulate profile args...` and parses its output the way
@@ -21,7 +21,7 @@ func profileOut(t *testing.T, args ...string) model.Params {
 	if strings.Count(b.String(), "\n") != 1 {
 		t.Fatalf("profile %v printed %q, want one line", args, b.String())
 	}
-	p, err := settings.ParseProfile(strings.TrimSpace(b.String()))
+	p, err := knobs.ParseProfile(strings.TrimSpace(b.String()))
 	if err != nil {
 		t.Fatalf("profile %v printed %q, which the profile setting refuses: %v", args, b.String(), err)
 	}

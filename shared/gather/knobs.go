@@ -1,4 +1,4 @@
-package settings
+package gather
 
 import (
 	"errors"
@@ -6,95 +6,12 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/settings"
 )
 
-// Keys that name where the other knobs come from.
-const (
-	KeyPolicyFile = "policyFile"
-	KeyConfigPath = "configPath"
-)
-
-// Files says where knobs are read from besides the environment.
-type Files struct {
-	// PolicyFile is read from the environment only.
-	PolicyFile string `setting:"policyFile" doc:"YAML file of further knobs (env vars win over it); an unknown key in it is an error"`
-	ConfigPath string `setting:"configPath" default:"/config.yaml" doc:"CPA's config.yaml, read for minReplicas and maxReplicas as CPA resolves them; a missing file is no error"`
-}
-
-// Evaluate is everything the evaluate stage reads.
-type Evaluate struct {
-	Policy  policy.Config
-	Store   Store
-	Cluster Cluster
-}
-
-// Cluster says what evaluate does in the cluster besides answering CPA.
-type Cluster struct {
-	Mode   string `setting:"mode" default:"active" enum:"active,advisory" doc:"active: CPA gets the target; advisory: evaluate decides, logs and remembers as usual but returns the current replica count (run it beside an HPA or KEDA to see what it would do)"`
-	Events bool   `setting:"events" default:"true" doc:"record Kubernetes Events on the scale target when the target changes and on alerts (needs create, patch and get on events); an API failure never fails the tick"`
-}
-
-// Store says where evaluate keeps its state between ticks.
-type Store struct {
-	Backend   string `setting:"stateBackend" default:"file" enum:"file,configmap,none" doc:"where the state lives between ticks: a file in the CPA pod, a ConfigMap (survives the pod), or none (every tick starts fresh: no scale-down, no cooldown)"`
-	File      string `setting:"stateFile" default:"/tmp/inferscale-state.json" doc:"the state file (file backend); also the lock that queues evaluate processes of one pod (configmap backend)"`
-	ConfigMap string `setting:"stateConfigMap" default:"inferscale-state" doc:"the state ConfigMap's name (configmap backend); it holds the state of one scale target: a tick for another target does not use it nor write over it (StateReset warning), so give each CPA of a namespace a name of its own"`
-	Namespace string `setting:"namespace" doc:"the state ConfigMap's namespace (default: the CPA pod's own)"`
-}
-
-// Validate checks the policy across its keys and derives what follows
-// from it.
-func (e *Evaluate) Validate() error {
-	p := &e.Policy
-	var errs []error
-	if p.MinReplicas > p.MaxReplicas {
-		errs = append(errs, fmt.Errorf("config key minReplicas: minReplicas %d is above maxReplicas %d", p.MinReplicas, p.MaxReplicas))
-	}
-	if p.KVTarget > p.KVHigh {
-		errs = append(errs, fmt.Errorf("config key kvTarget: kvTarget %g is above kvHigh %g", p.KVTarget, p.KVHigh))
-	}
-	if p.KVLowWater > p.KVTarget {
-		errs = append(errs, fmt.Errorf("config key kvLowWater: kvLowWater %g is above kvTarget %g", p.KVLowWater, p.KVTarget))
-	}
-	// End-to-end histograms double the state; they are kept only for an e2e SLO.
-	p.TrackE2E = p.E2ESLO > 0
-	return errors.Join(errs...)
-}
-
-// ForEvaluate reads the evaluate stage's knobs.
-func ForEvaluate(s *Source) (Evaluate, error) {
-	var e Evaluate
-	err := Decode(s, &e)
-	return e, err
-}
-
-// Policy reads the policy from fixed values (the simulator, tests): the
-// same keys and checks as evaluate, no files, and every key must be a
-// knob.
-func Policy(m map[string]string) (policy.Config, error) {
-	var errs []error
-	known := knownKeys()
-	for k := range m {
-		if !known[k] {
-			errs = append(errs, fmt.Errorf("config key %s: no such knob", k))
-		}
-	}
-	e, err := ForEvaluate(FromMap(m))
-	return e.Policy, errors.Join(append(errs, err)...)
-}
-
-// Defaults is the policy with every knob at its default.
-func Defaults() policy.Config {
-	c, err := Policy(nil)
-	if err != nil {
-		panic("settings: the defaults do not decode: " + err.Error())
-	}
-	return c
-}
-
-// Metric is everything the metric stage reads.
-type Metric struct {
+// Knobs are the metric stage's knobs, declared here, decoded by package
+// settings.
+type Knobs struct {
 	Server        string `setting:"server" default:"auto" doc:"the inference server's metric names: auto (detect per scrape), custom (customMapping), or a built-in preset (vllm, sglang, tgi, triton, llamacpp, jetstream, ...)"`
 	CustomMapping string `setting:"customMapping" doc:"a preset document (YAML or JSON) mapping another server's metrics; with server=auto it is tried first"`
 
@@ -122,14 +39,14 @@ type Metric struct {
 	PrometheusMaxResponseBytes   int           `setting:"prometheusMaxResponseBytes" default:"4194304" min:"1024" max:"1073741824" doc:"the largest Prometheus answer read; a longer one is an error, not a reading"`
 }
 
-// DefaultPrometheusMatchers is prometheusMatchers' default.
-func DefaultPrometheusMatchers() string {
-	f, _ := reflect.TypeFor[Metric]().FieldByName("PrometheusMatchers")
+// defaultPrometheusMatchers is prometheusMatchers' default.
+func defaultPrometheusMatchers() string {
+	f, _ := reflect.TypeFor[Knobs]().FieldByName("PrometheusMatchers")
 	return f.Tag.Get("default")
 }
 
 // Validate checks the metric knobs across their keys.
-func (m *Metric) Validate() error {
+func (m *Knobs) Validate() error {
 	var errs []error
 	if m.Server == "custom" && m.CustomMapping == "" {
 		errs = append(errs, errors.New("config key customMapping: server=custom needs a customMapping document"))
@@ -146,9 +63,9 @@ func (m *Metric) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ForMetric reads the metric stage's knobs.
-func ForMetric(s *Source) (Metric, error) {
-	var m Metric
-	err := Decode(s, &m)
+// ReadKnobs reads the metric stage's knobs.
+func ReadKnobs(s *settings.Source) (Knobs, error) {
+	var m Knobs
+	err := settings.Decode(s, &m)
 	return m, err
 }

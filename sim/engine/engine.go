@@ -401,6 +401,9 @@ func (e *Engine) complete(r *replica, q *request) {
 	if e2e <= e.cfg.TTFTSLOSeconds+float64(q.out)*e.cfg.TPOTSLOSeconds {
 		e.res.E2EMet++
 	}
+	if q.out <= 1 || (e2e-ttft)/float64(q.out-1) <= e.cfg.TPOTSLOSeconds {
+		e.res.TPOTMet++
+	}
 }
 
 // killDrained ends a deleted pod whose grace period ran out: whatever it

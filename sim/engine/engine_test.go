@@ -539,3 +539,34 @@ func TestGPUSpeedScalesEveryTimeCost(t *testing.T) {
 		}
 	}
 }
+
+// The inter-token-latency objective: a steady load on one pod meets a
+// loose objective and misses one below the pod's step time, whatever its
+// TTFT does; one-token requests have no gap and always meet it.
+func TestTPOTAttainmentFollowsTheStepTime(t *testing.T) {
+	run := func(tpot float64) *Result {
+		cfg := DefaultConfig()
+		cfg.TPOTSLOSeconds = tpot
+		res, err := Run(context.Background(), cfg, poisson(4, 600, 1, 500, 200), stepper{plan: func(float64) int { return 2 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	oneToken := 0
+	for _, q := range poisson(4, 600, 1, 500, 200).reqs {
+		if q.OutputTokens <= 1 {
+			oneToken++
+		}
+	}
+	loose, tight := run(1), run(1e-4)
+	if loose.Completed == 0 || loose.TPOTMet != loose.Completed {
+		t.Errorf("a 1 s objective: %d of %d completed requests met it", loose.TPOTMet, loose.Completed)
+	}
+	if tight.TPOTMet != oneToken {
+		t.Errorf("a 0.1 ms objective, below any step: %d requests met it, want the %d one-token ones", tight.TPOTMet, oneToken)
+	}
+	if a := loose.TPOTAttainment(); a > 1 || a < 0.9 {
+		t.Errorf("attainment %.3f with every completion meeting the objective", a)
+	}
+}

@@ -25,6 +25,11 @@ type Result struct {
 	Unfinished  int
 	TTFTMet     int // completed within the TTFT objective
 	E2EMet      int // completed within the end-to-end objective
+	// TPOTMet counts completed requests whose mean inter-token gap (the
+	// time after the first token over the tokens after it) is within
+	// TPOTSLOSeconds: the inter-token-latency objective a user sees as
+	// streaming speed. A one-token request meets it.
+	TPOTMet int
 	Preemptions int
 	// Infeasible counts requests whose prompt alone takes longer than the
 	// TTFT objective to prefill on an idle replica (Model.IsolatedTTFT):
@@ -100,6 +105,15 @@ func (r *Result) E2EAttainment() float64 {
 		return 1
 	}
 	return float64(r.E2EMet) / float64(r.Requests)
+}
+
+// TPOTAttainment is the share of arrivals that completed within the
+// inter-token-latency objective (TPOTMet over Requests).
+func (r *Result) TPOTAttainment() float64 {
+	if r.Requests == 0 {
+		return 1
+	}
+	return float64(r.TPOTMet) / float64(r.Requests)
 }
 
 // TTFTQuantile returns the q-quantile of TTFT over all requests (+Inf when

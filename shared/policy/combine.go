@@ -13,8 +13,10 @@ func combine(d *Decision, in Input, c Config, s sizer, rs []rule) int {
 	rec := s.recommend(d, in, c, maxProp, &p)
 	if in.Current == 0 && rec == 0 && (in.Waiting > 0 || (in.ArrivalRate != nil && *in.ArrivalRate > 0)) {
 		rec = 1
+		d.DecidedBy = StepScaleFromZero
 		d.because("requests are waiting with no replica: scale from zero")
 	}
+	d.recommended(rec)
 	// P99 above 2x baseline with nothing else wrong: alert, not scale (seed 000 rule C).
 	enough := in.LatencyRequests >= c.LatencyMinRequests
 	if d.Signals == 0 && c.P99Baseline > 0 && in.TTFTP99 != nil && enough && *in.TTFTP99 > 2*c.P99Baseline.Seconds() {

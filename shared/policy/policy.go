@@ -83,7 +83,9 @@ type Decision struct {
 	// Urgent is true when requests are already queueing or missing the SLO,
 	// another signal agrees and no pod is starting: the scale-up cooldown
 	// does not delay it.
-	Urgent          bool     `json:"urgent,omitempty"`
+	Urgent bool `json:"urgent,omitempty"`
+	// DecidedBy is the step that set Target (the last that changed it).
+	DecidedBy       Step     `json:"decidedBy"`
 	Signals         int      `json:"signals"`
 	Rules           []Rule   `json:"rules"`
 	ScheduleFloor   int      `json:"scheduleFloor,omitempty"`
@@ -119,7 +121,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 		}
 	}
 	rec := combine(&d, in, cfg, s, rs)
-	target := s.stabilise(&d, st, cfg, rec, now)
+	target := d.changed(StepStabilisation, rec, s.stabilise(&d, st, cfg, rec, now))
 	target = floors(&d, st, cfg, in, target, now)
 	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
 	s.settle(&d, in, cfg, rec, now)

@@ -86,6 +86,7 @@ func sizeUp(d *Decision, rec int) int {
 		return rec
 	}
 	d.because("plan: %d pods (the model's need, not a step)", r.Proposal)
+	d.DecidedBy = StepSizing
 	return r.Proposal
 }
 

@@ -24,10 +24,7 @@ func combine(d *Decision, in Input, c Config, s sizer, rs []rule) int {
 	}
 	d.Recommendation = rec
 	d.Need = rec
-	if in.Plan != nil && in.Plan.Valid {
-		// The predictive floor remembers what the plan needed.
-		d.Need = in.Plan.Need
-	} else if d.Signals == 0 && p.needed >= 0 && p.needed < rec {
+	if d.Signals == 0 && p.needed >= 0 && p.needed < rec {
 		// Holding more than the demand needs (windows, cooldowns) is not a
 		// need the predictive floor should remember.
 		d.Need = p.needed

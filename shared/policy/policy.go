@@ -76,9 +76,9 @@ type Decision struct {
 	// Recommendation is the count before stabilisation, cooldowns and floors;
 	// the state keeps it for the stabilisation windows.
 	Recommendation int `json:"recommendation"`
-	// Need is the reactive need (before floors and windows: the demand
-	// model's count when nothing is over threshold), recorded for the
-	// predictive floor.
+	// Need is what the predictive floor remembers: v2's plan's need, else
+	// the reactive need (before floors and windows: the demand model's
+	// count when nothing is over threshold).
 	Need int `json:"need"`
 	// Urgent is true when requests are already queueing or missing the SLO,
 	// another signal agrees and no pod is starting: the scale-up cooldown

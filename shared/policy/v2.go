@@ -57,10 +57,11 @@ func (v2) stabilise(d *Decision, st *state.State, c Config, rec int, now time.Ti
 	return stabiliseUp(d, st, c, d.Current, rec, lastUp, now)
 }
 
-// settle remembers the need the hold keeps, and marks the pods a
-// scale-down removes.
+// settle remembers the need the hold keeps, gives the predictive floor
+// the plan's need, and marks the pods a scale-down removes.
 func (v2) settle(d *Decision, in Input, c Config, rec int, now time.Time) {
 	if d.Plan.Valid {
+		d.Need = d.Plan.Need
 		// The hold keeps the arrivals' need, and a scale-up a reactive
 		// signal asked for while the fleet was at the plan (the plan was
 		// short); one asked for while pods were still on their way (a cold

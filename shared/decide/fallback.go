@@ -16,7 +16,7 @@ import (
 // Warning says so; the next tick decides afresh.
 func held(d policy.Decision, cfg policy.Config, cause error) (policy.Decision, state.Decided) {
 	v := d.Fleet
-	h := policy.Decision{Current: d.Current, Target: d.Current, Recommendation: d.Current,
+	h := policy.Decision{Current: d.Current, Target: d.Current, Recommendation: d.Current, DecidedBy: policy.StepHold,
 		Fleet: fleet.View{Ready: v.Ready, Starting: v.Starting, Stuck: v.Stuck, Terminating: v.Terminating,
 			Missing: v.Missing, MissingNames: v.MissingNames, Unreported: v.Unreported}}
 	h.Reasons = []string{fmt.Sprintf("hold at %d: the decision held a number that is not finite (%v); the service memory starts fresh", d.Current, cause)}

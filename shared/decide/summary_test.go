@@ -3,6 +3,7 @@ package decide
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,31 +12,17 @@ import (
 	"github.com/inferscale/inferscale/shared/state"
 )
 
-// DecidedBy names the step that set the target, from the last step back.
-func TestDecidedByNamesTheStepThatSetTheTarget(t *testing.T) {
+// The summary keeps the step the policy recorded, and a decision held
+// for not being encodable is a hold.
+func TestSummaryKeepsTheStepThePolicyRecorded(t *testing.T) {
 	cfg := policy.Config{MinReplicas: 2, MaxReplicas: 8}
-	over := func(name string, proposal int) policy.Rule {
-		return policy.Rule{Name: name, Over: true, Proposal: proposal}
+	d := policy.Decision{Current: 6, Recommendation: 12, Target: 8, DecidedBy: policy.StepMaxReplicas}
+	if l := Summary(d, "active", cfg); l.DecidedBy != "maxReplicas" || l.Target != 8 || l.MaxReplicas != 8 {
+		t.Errorf("summary %+v, want decided by maxReplicas", l)
 	}
-	for _, c := range []struct {
-		want string
-		d    policy.Decision
-	}{
-		{DecidedByMaxReplicas, policy.Decision{Current: 6, Recommendation: 12, Target: 8}},
-		{DecidedByMaxReplicas, policy.Decision{Current: 6, Recommendation: 6, ScheduleFloor: 10, Target: 8}},
-		{DecidedByMinReplicas, policy.Decision{Current: 3, Recommendation: 1, Target: 2}},
-		{DecidedByPredictiveFloor, policy.Decision{Current: 3, Recommendation: 3, PredictiveFloor: 5, Target: 5}},
-		{DecidedByScheduleFloor, policy.Decision{Current: 3, Recommendation: 2, ScheduleFloor: 4, Target: 4}},
-		{DecidedByStabilisation, policy.Decision{Current: 3, Recommendation: 6, Target: 3}},
-		{DecidedByScaleDown, policy.Decision{Current: 5, Recommendation: 3, Target: 3}},
-		{DecidedByHold, policy.Decision{Current: 5, Recommendation: 5, Target: 5, Rules: []policy.Rule{over(policy.RuleQueue, 5)}}},
-		{policy.RuleSizing, policy.Decision{Current: 3, Recommendation: 6, Target: 6,
-			Rules: []policy.Rule{over(policy.RuleQueue, 4), over(policy.RuleSizing, 6), over(policy.RuleGPU, 9)}}},
-		{DecidedByScaleFromZero, policy.Decision{Current: 0, Recommendation: 2, Target: 2}},
-	} {
-		if got := DecidedBy(c.d, cfg); got != c.want {
-			t.Errorf("%+v: decided by %q, want %q", c.d, got, c.want)
-		}
+	h, _ := held(d, cfg, errors.New("NaN"))
+	if l := Summary(h, "active", cfg); l.DecidedBy != "hold" || l.Target != 6 {
+		t.Errorf("held: summary %+v, want a hold at 6", l)
 	}
 }
 

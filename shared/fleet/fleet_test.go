@@ -47,22 +47,6 @@ func report(pods ...signal.Pod) *signal.Report {
 	return &signal.Report{Version: signal.Version, Pods: pods}
 }
 
-func TestQuantileInterpolatesLikePrometheus(t *testing.T) {
-	h := *hist(10, 50, 90, 100, 100, 100)
-	cases := []struct{ q, want float64 }{{0.5, 0.5}, {0.95, 1.5}, {0.05, 0.05}, {0.7, 0.75}}
-	for _, c := range cases {
-		if got := Quantile(h, c.q); math.Abs(got-c.want) > 1e-9 {
-			t.Errorf("q%.2f = %g, want %g", c.q, got, c.want)
-		}
-	}
-	if got := Quantile(*hist(0, 0, 0, 0, 0, 10), 0.99); got != 5 {
-		t.Errorf("rank in +Inf: %g, want the highest finite bound 5", got)
-	}
-	if !math.IsNaN(Quantile(signal.Histogram{}, 0.9)) || !math.IsNaN(Quantile(h, 1.5)) {
-		t.Error("empty histogram or bad q must give NaN")
-	}
-}
-
 // Latency comes from bucket deltas merged across pods: a pod whose
 // cumulative histogram holds old slow requests must not pollute this tick.
 func TestLatencyFromMergedDeltasNotAveragedPercentiles(t *testing.T) {

@@ -1,10 +1,6 @@
 package fleet
 
-import (
-	"math"
-
-	"github.com/inferscale/inferscale/shared/signal"
-)
+import "github.com/inferscale/inferscale/shared/signal"
 
 // histDelta returns cur minus prev bucket by bucket. When the histogram was
 // reset (any count went down) or prev is absent, cur itself is the delta
@@ -100,33 +96,4 @@ func cumulativeAt(h signal.Histogram, le float64) float64 {
 		c = b.Count
 	}
 	return c
-}
-
-// Quantile estimates the q-quantile (0 < q < 1) of a cumulative histogram
-// the way Prometheus' histogram_quantile does: linear interpolation inside
-// the bucket, the highest finite bound when the rank falls in +Inf.
-// It returns NaN when the histogram is empty.
-func Quantile(h signal.Histogram, q float64) float64 {
-	if h.Count <= 0 || math.IsNaN(q) || q <= 0 || q >= 1 {
-		return math.NaN()
-	}
-	rank := q * h.Count
-	lowerBound, lowerCount := 0.0, 0.0
-	for _, b := range h.Buckets {
-		if b.Count >= rank {
-			if b.Count == lowerCount {
-				return b.UpperBound
-			}
-			lo := lowerBound
-			if b.UpperBound <= 0 {
-				return b.UpperBound
-			}
-			return lo + (b.UpperBound-lo)*(rank-lowerCount)/(b.Count-lowerCount)
-		}
-		lowerBound, lowerCount = b.UpperBound, b.Count
-	}
-	if len(h.Buckets) == 0 {
-		return math.NaN()
-	}
-	return h.Buckets[len(h.Buckets)-1].UpperBound
 }

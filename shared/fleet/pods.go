@@ -183,11 +183,11 @@ func (a *aggregation) finishPods() {
 		}
 		a.obs.GPUUtilEWMA, v.GPUUtilEWMA = new(ewma), new(ewma)
 	}
-	if q := Quantile(a.ttft, 0.95); !math.IsNaN(q) {
-		v.TTFTP95, v.TTFTP99, v.LatencyRequests = new(q), new(Quantile(a.ttft, 0.99)), a.ttft.Count
+	if q := signal.Quantile(a.ttft, 0.95); !math.IsNaN(q) {
+		v.TTFTP95, v.TTFTP99, v.LatencyRequests = new(q), new(signal.Quantile(a.ttft, 0.99)), a.ttft.Count
 	}
-	if q := Quantile(a.e2e, 0.95); !math.IsNaN(q) {
-		v.E2EP95, v.E2EP99 = new(q), new(Quantile(a.e2e, 0.99))
+	if q := signal.Quantile(a.e2e, 0.95); !math.IsNaN(q) {
+		v.E2EP95, v.E2EP99 = new(q), new(signal.Quantile(a.e2e, 0.99))
 	}
 	// The rate is only trusted when every complete ready pod contributed.
 	if a.rateN > 0 && a.rateN == a.complete {

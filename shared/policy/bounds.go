@@ -8,11 +8,11 @@ func bounds(d *Decision, c Config, rec, target int) int {
 			d.warn(WarnMaxReplicas, "maxReplicas %d blocks a needed scale-up to %d", c.MaxReplicas, rec)
 		}
 		d.because("clamped to maxReplicas %d", c.MaxReplicas)
-		target = c.MaxReplicas
+		target = d.changed(StepMaxReplicas, target, c.MaxReplicas)
 	}
 	if target < c.MinReplicas {
 		d.because("raised to minReplicas %d", c.MinReplicas)
-		target = c.MinReplicas
+		target = d.changed(StepMinReplicas, target, c.MinReplicas)
 	}
 	return target
 }

@@ -44,7 +44,7 @@ func holdInBreach(d *Decision, in Input, c Config, target int) int {
 		return target
 	}
 	d.because("no scale-down while an objective is breached: %s", why)
-	return min(in.Current, max(c.MaxReplicas, 1))
+	return d.changed(StepBreachHold, target, min(in.Current, max(c.MaxReplicas, 1)))
 }
 
 // queueCDF is the share of the queue-time histogram's requests that

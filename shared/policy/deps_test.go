@@ -1,7 +1,9 @@
 package policy_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +32,27 @@ func TestPureCoreImportsNoIO(t *testing.T) {
 			if dep == f || strings.HasPrefix(dep, f+"/") || (f == "yaml" && strings.Contains(dep, "yaml")) {
 				t.Errorf("the pure core depends on %s", dep)
 			}
+		}
+	}
+}
+
+// Policy v1 and v2 are two sizers: only pick (sizer.go) reads
+// serviceModel, no step branches on it.
+func TestOnlyPickReadsServiceModel(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.ModuleRoot(t), "shared", "policy", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no policy sources (%v)", err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "sizer.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), ".ServiceModel") {
+			t.Errorf("%s reads ServiceModel: only pick in sizer.go chooses the policy", filepath.Base(f))
 		}
 	}
 }

@@ -18,13 +18,13 @@ func floors(d *Decision, st *state.State, c Config, in Input, target int, now ti
 	}
 	if d.ScheduleFloor > target {
 		d.because("schedule floor %d raises the target from %d", d.ScheduleFloor, target)
-		target = d.ScheduleFloor
+		target = d.changed(StepScheduleFloor, target, d.ScheduleFloor)
 	}
 	if c.PredictiveFloor {
 		d.PredictiveFloor = predictiveFloor(st, c, now.Add(time.Duration(in.StartupSeconds*float64(time.Second))))
 		if d.PredictiveFloor > target {
 			d.because("predictive floor %d (same hour on previous days) raises the target from %d", d.PredictiveFloor, target)
-			target = d.PredictiveFloor
+			target = d.changed(StepPredictiveFloor, target, d.PredictiveFloor)
 		}
 	}
 	return target

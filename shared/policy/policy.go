@@ -3,22 +3,31 @@
 // reads nothing else and changes nothing.
 //
 // Decide runs in steps, each in its own file, in the shape of Kubernetes'
-// replica calculator and HPA controller:
+// replica calculator and HPA controller. Policy v1 and v2 differ in a few
+// of them: each is a sizer (sizer.go; v1.go, v2.go), and pick is the one
+// place that chooses (serviceModel).
 //
 //  1. rules (rules.go, one file per rule): queue pressure, batch headroom,
-//     KV-cache headroom, the latency SLO and the demand projected one
-//     startup time ahead can each propose a replica count; GPU
-//     utilisation only corroborates. Every rule reports its value,
-//     threshold and proposal, and every branch says why.
-//  2. combine (combine.go): one signal over threshold gives a moderate
-//     step, two or more a decisive one; with none, scale-down
-//     (scaledown.go) needs every signal under its low-water mark,
-//     complete data, and a simulated removal that keeps headroom.
-//  3. stabilise (stabilise.go): the stabilisation windows and cooldowns.
+//     KV-cache headroom, the latency SLO and the policy's plan rule (v1:
+//     the demand projected one startup time ahead, demand.go; v2: the
+//     plan, plan.go) can each propose a replica count; GPU utilisation
+//     only corroborates. Every rule reports its value, threshold and
+//     proposal, and every branch says why.
+//  2. combine (combine.go) counts the signals over threshold; the sizer
+//     recommends: v1 a moderate step for one, a decisive one for two or
+//     more, and with none a scale-down (scaledown.go) when every signal is
+//     under its low-water mark, the data complete and a simulated removal
+//     keeps headroom; v2 the plan's need in one step, a step from the
+//     ready pods for reactive signals, and the hold's need
+//     (scaledown_plan.go).
+//  3. stabilise (stabilise.go): v1's stabilisation windows and cooldowns;
+//     v2 keeps the up-cooldown for reactive steps only.
 //  4. floors (floors.go): the schedule and predictive floors.
 //  5. bounds (bounds.go): minReplicas and maxReplicas; and no scale-down
 //     while an objective is breached, whatever the breach is attributed
 //     to (breach.go).
+//  6. settle (v2 only): the hold's memory and the pods to remove
+//     (victims.go).
 package policy
 
 import (
@@ -67,14 +76,16 @@ type Decision struct {
 	// Recommendation is the count before stabilisation, cooldowns and floors;
 	// the state keeps it for the stabilisation windows.
 	Recommendation int `json:"recommendation"`
-	// Need is the reactive need (before floors and windows: the demand
-	// model's count when nothing is over threshold), recorded for the
-	// predictive floor.
+	// Need is what the predictive floor remembers: v2's plan's need, else
+	// the reactive need (before floors and windows: the demand model's
+	// count when nothing is over threshold).
 	Need int `json:"need"`
 	// Urgent is true when requests are already queueing or missing the SLO,
 	// another signal agrees and no pod is starting: the scale-up cooldown
 	// does not delay it.
-	Urgent          bool     `json:"urgent,omitempty"`
+	Urgent bool `json:"urgent,omitempty"`
+	// DecidedBy is the step that set Target (the last that changed it).
+	DecidedBy       Step     `json:"decidedBy"`
 	Signals         int      `json:"signals"`
 	Rules           []Rule   `json:"rules"`
 	ScheduleFloor   int      `json:"scheduleFloor,omitempty"`
@@ -101,41 +112,19 @@ type Decision struct {
 func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Time) Decision {
 	in := Input{View: v, Current: current}
 	d := Decision{Current: current, Fleet: v}
-	if cfg.ServiceModel {
-		var prev state.Service
-		if st.Service != nil {
-			prev = *st.Service
-		}
-		plan, next := sizing.Assess(v, prev, cfg.Sizing(), now)
-		in.Plan, d.Plan, d.service = &plan, &plan, &next
-		if plan.ForecastReset {
-			d.because("forecast restarted: the stored one counted pods of work (a unit a refit of the model redefines); it now counts %s", sizing.ForecastUnit)
-		}
-	}
-	d.Rules = evaluate(in, cfg)
+	s := pick(&d, &in, st, cfg, now)
+	rs := rules(s.planRule())
+	d.Rules = evaluate(in, cfg, rs)
 	for _, r := range d.Rules {
 		for _, w := range r.alerts {
 			d.warn(w.Reason, "%s", w.Message)
 		}
 	}
-	rec := combine(&d, in, cfg)
-	target := stabilise(&d, st, cfg, current, rec, now)
+	rec := combine(&d, in, cfg, s, rs)
+	target := d.changed(StepStabilisation, rec, s.stabilise(&d, st, cfg, rec, now))
 	target = floors(&d, st, cfg, in, target, now)
 	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
-	if d.service != nil && d.Plan.Valid {
-		// The hold keeps the arrivals' need, and a scale-up a reactive
-		// signal asked for while the fleet was at the plan (the plan was
-		// short); one asked for while pods were still on their way (a cold
-		// start, its backlog) is not kept once they have arrived.
-		held := d.Plan.HoldNeed
-		if rec > current && !d.Plan.Below {
-			held = max(held, rec)
-		}
-		sizing.Remember(d.service, now, held)
-	}
-	if cfg.ServiceModel && cfg.DeletionCost && d.Target < current {
-		d.Victims = victims(v.Pods, current-d.Target)
-	}
+	s.settle(&d, in, cfg, rec, now)
 	if d.Target == current && len(d.Reasons) == 0 {
 		d.because("hold: no signal over threshold and scale-down not warranted")
 	}

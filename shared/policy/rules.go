@@ -38,15 +38,10 @@ type rule struct {
 	corroborate func(r Rule, c Config, primaries int) string
 }
 
-// rules lists every rule in the order decisions report them. A new rule
-// is a new file with its evaluator and one line here. Policy v2
-// (serviceModel) plans with the sizing rule where v1 projects demand with
-// the demand rule.
-func rules(c Config) []rule {
-	plan := rule{eval: demand}
-	if c.ServiceModel {
-		plan = rule{eval: sizingRule}
-	}
+// rules lists every rule in the order decisions report them, with plan,
+// the policy's rule that sizes for the demand (v1: demand; v2: sizing).
+// A new rule is a new file with its evaluator and one line here.
+func rules(plan rule) []rule {
 	return []rule{
 		{eval: queue},
 		{eval: batch},
@@ -57,9 +52,8 @@ func rules(c Config) []rule {
 	}
 }
 
-// evaluate runs every rule.
-func evaluate(in Input, c Config) []Rule {
-	rs := rules(c)
+// evaluate runs every rule of rs.
+func evaluate(in Input, c Config, rs []rule) []Rule {
 	out := make([]Rule, len(rs))
 	for i, r := range rs {
 		out[i] = r.eval(in, c)

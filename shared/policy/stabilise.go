@@ -6,23 +6,10 @@ import (
 	"github.com/inferscale/inferscale/shared/state"
 )
 
-// stabilise applies the stabilisation windows and cooldowns to rec, as
-// the HPA controller does apart from its replica calculator. Cooldowns run
-// from scales that happened (the observed count changed), not from
-// recommendations CPA may have clamped or held.
-func stabilise(d *Decision, st *state.State, c Config, current, rec int, now time.Time) int {
-	lastUp, lastDown := st.ScaleTimes(current)
-	if c.ServiceModel {
-		return stabiliseV2(d, st, c, current, rec, lastUp, now)
-	}
-	switch {
-	case rec > current:
-		return stabiliseUp(d, st, c, current, rec, lastUp, now)
-	case rec < current:
-		return stabiliseDown(d, st, c, current, rec, lastDown, now)
-	}
-	return rec
-}
+// stabiliseUp and stabiliseDown are the stabilisation windows and
+// cooldowns, as the HPA controller applies them apart from its replica
+// calculator. Cooldowns run from scales that happened (the observed count
+// changed), not from recommendations CPA may have clamped or held.
 
 func stabiliseUp(d *Decision, st *state.State, c Config, current, rec int, lastUp *time.Time, now time.Time) int {
 	if c.UpStabilization > 0 {
@@ -84,16 +71,4 @@ func stabiliseDown(d *Decision, st *state.State, c Config, current, rec int, las
 		return current
 	}
 	return rec
-}
-
-// stabiliseV2: the plan's hold replaces the down-window and the
-// down-cooldown (a scale-down already goes no lower than the largest need
-// of the hold), and a scale-up the plan asks for is not held by the
-// up-cooldown (the plan counts the pods already starting, so it cannot
-// cascade). A scale-up from reactive signals alone keeps the cooldown.
-func stabiliseV2(d *Decision, st *state.State, c Config, current, rec int, lastUp *time.Time, now time.Time) int {
-	if rec <= current || d.rule(RuleSizing).Over {
-		return rec
-	}
-	return stabiliseUp(d, st, c, current, rec, lastUp, now)
 }

@@ -25,9 +25,10 @@ type Last struct {
 	// MinReplicas and MaxReplicas are the bounds the policy ran with.
 	MinReplicas int `json:"minReplicas"`
 	MaxReplicas int `json:"maxReplicas"`
-	// DecidedBy names the step that set Target (see decide.Summary):
-	// a rule (sizing, queue, ...), scaleDown, hold, stabilisation,
-	// scheduleFloor, predictiveFloor, minReplicas, maxReplicas.
+	// DecidedBy names the step that set Target, as the policy recorded
+	// it (policy.Step): a rule (sizing, queue, ...), scaleFromZero,
+	// scaleDown, hold, stabilisation, scheduleFloor, predictiveFloor,
+	// minReplicas, maxReplicas, breachHold.
 	DecidedBy string `json:"decidedBy"`
 	// Plan is policy v2's sizing behind the decision (nil: v1, or no
 	// demand reading that tick).

@@ -150,9 +150,9 @@ func (w *histogramWindow) podQuantile(name string, q float64, now time.Time) (fl
 	return histogramQuantile(q, w.podDelta(ph, now))
 }
 
-// histogramQuantile is Prometheus' bucketQuantile: find the bucket holding
-// rank q·count and interpolate linearly inside it; a rank in the +Inf
-// bucket returns the highest finite bound.
+// histogramQuantile is Prometheus' histogram_quantile (signal.Quantile),
+// with an error where PromQL would return NaN or an infinity: a quantile
+// outside [0, 1], no request in the window, no finite bucket.
 func histogramQuantile(q float64, h signal.Histogram) (float64, error) {
 	if math.IsNaN(q) || q < 0 || q > 1 {
 		return 0, fmt.Errorf("quantile %g is outside [0, 1]", q)
@@ -163,24 +163,7 @@ func histogramQuantile(q float64, h signal.Histogram) (float64, error) {
 	if len(h.Buckets) == 0 {
 		return 0, errors.New("histogram has no finite buckets")
 	}
-	rank := q * h.Count
-	b := sort.Search(len(h.Buckets), func(i int) bool { return h.Buckets[i].Count >= rank })
-	if b == len(h.Buckets) {
-		return h.Buckets[len(h.Buckets)-1].UpperBound, nil
-	}
-	if b == 0 && h.Buckets[0].UpperBound <= 0 {
-		return h.Buckets[0].UpperBound, nil
-	}
-	start, before := 0.0, 0.0
-	if b > 0 {
-		start, before = h.Buckets[b-1].UpperBound, h.Buckets[b-1].Count
-	}
-	end := h.Buckets[b].UpperBound
-	in := h.Buckets[b].Count - before
-	if in <= 0 {
-		return end, nil
-	}
-	return start + (end-start)*(rank-before)/in, nil
+	return signal.Quantile(h, q), nil
 }
 
 func cloneHistogram(h signal.Histogram) signal.Histogram {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/sim/workload"
 )
 
@@ -92,28 +93,17 @@ func mean(v []float64) float64 {
 	return sum(v) / float64(len(v))
 }
 
-// bucketQuantile interpolates linearly within the bucket, as PromQL's
-// histogram_quantile does (the +Inf bucket answers its lower bound).
+// bucketQuantile is PromQL's histogram_quantile (signal.Quantile) over
+// per-bucket counts whose bounds end with +Inf.
 func bucketQuantile(bounds, counts []float64, q float64) float64 {
-	n := sum(counts)
-	if n <= 0 {
-		return math.NaN()
-	}
-	rank, c := q*n, 0.0
+	var h signal.Histogram
 	for i, v := range counts {
-		if c+v >= rank && v > 0 {
-			lo := 0.0
-			if i > 0 {
-				lo = bounds[i-1]
-			}
-			if math.IsInf(bounds[i], 1) {
-				return lo
-			}
-			return lo + (bounds[i]-lo)*(rank-c)/v
+		h.Count += v
+		if i < len(bounds)-1 {
+			h.Buckets = append(h.Buckets, signal.Bucket{UpperBound: bounds[i], Count: h.Count})
 		}
-		c += v
 	}
-	return bounds[len(bounds)-2]
+	return signal.Quantile(h, q)
 }
 
 // String is a one-line account for logs and the policy file.

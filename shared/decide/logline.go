@@ -20,7 +20,7 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 		Fleet: decisionlog.Fleet{
 			Ready: d.Fleet.Ready, Starting: d.Fleet.Starting, Missing: d.Fleet.Missing,
 			Waiting: finite(d.Fleet.Waiting), Running: finite(d.Fleet.Running),
-			KVMean: opt(d.Fleet.KVMean), TTFTP95: opt(d.Fleet.TTFTP95), ArrivalRate: opt(d.Fleet.ArrivalRate),
+			KVMean: opt(d.Fleet.KVMean), TTFTP95: opt(d.Fleet.TTFTP95), ITLP95: opt(d.Fleet.ITLP95), ArrivalRate: opt(d.Fleet.ArrivalRate),
 		},
 	}
 	if l.Reasons == nil {

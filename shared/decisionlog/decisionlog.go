@@ -83,6 +83,7 @@ type Fleet struct {
 	Running     float64  `json:"running"`
 	KVMean      *float64 `json:"kvMean,omitempty"`
 	TTFTP95     *float64 `json:"ttftP95,omitempty"`
+	ITLP95      *float64 `json:"itlP95,omitempty"` // with an inter-token objective
 	ArrivalRate *float64 `json:"arrivalRate,omitempty"`
 }
 

@@ -36,6 +36,9 @@ type Options struct {
 	// TrackE2E keeps end-to-end histograms in the state: only needed for
 	// an e2e SLO (settings sets it then), and it doubles the state size.
 	TrackE2E bool `setting:"-"`
+	// TrackITL keeps inter-token histograms in the state: only needed for
+	// an inter-token objective (settings sets it then).
+	TrackITL bool `setting:"-"`
 }
 
 // Input is one tick's metric results.
@@ -86,6 +89,9 @@ type View struct {
 	TTFTP99 *float64 `json:"ttftP99,omitempty"`
 	E2EP95  *float64 `json:"e2eP95,omitempty"`
 	E2EP99  *float64 `json:"e2eP99,omitempty"`
+	// ITLP95 is the inter-token gaps' p95 (seconds), read only for an
+	// inter-token objective (TrackITL) or from Prometheus.
+	ITLP95 *float64 `json:"itlP95,omitempty"`
 	// LatencyRequests is how many requests the TTFT quantiles rest on.
 	LatencyRequests float64 `json:"latencyRequests,omitempty"`
 	// LatencyUnread names the ready pods whose latency histograms gave no
@@ -211,6 +217,9 @@ func applyFleet(v *View, f *signal.Fleet, staleAfter time.Duration) {
 	// The requests the fleet's TTFT quantiles rest on, for latencyMinRequests.
 	if f.TTFTRequests != nil {
 		v.LatencyRequests = *f.TTFTRequests
+	}
+	if q, ok := f.ITLQuantiles["0.95"]; ok {
+		v.ITLP95 = new(q)
 	}
 	if q, ok := f.E2EQuantiles["0.95"]; ok {
 		v.E2EP95 = new(q)

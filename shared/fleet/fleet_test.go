@@ -372,3 +372,32 @@ func TestPromptMeanFromTheCountersWithoutALengthHistogram(t *testing.T) {
 		t.Errorf("tick totals: %g prompt, %g output tokens; want 90000 and 3000", v.Service.PromptTokens, v.Service.OutputTokens)
 	}
 }
+
+// The inter-token p95 for an inter-token objective: from the pods' bucket
+// deltas when TrackITL keeps their buckets in the state (a pod's old slow
+// gaps do not count this tick), nothing without it, and Prometheus's
+// quantile in the per-resource form.
+func TestInterTokenP95FromDeltasOnlyWhenTracked(t *testing.T) {
+	itl := func(p signal.Pod, h *signal.Histogram) signal.Pod { p.InterToken = h; return p }
+	for _, track := range []bool{false, true} {
+		st := state.New()
+		opt := testOptions()
+		opt.TrackITL = track
+		// Tick 1: a pod whose past gaps were all slow (1-2 s).
+		tick(Input{Reports: []*signal.Report{report(itl(readyPod("a", t0, 0, 1, 100, hist(0, 0, 0, 0, 100, 100)), hist(0, 0, 0, 500, 500, 500)))}}, st, opt, t0)
+		// Tick 2: 1,000 fast gaps (≤ 0.1 s).
+		t1 := t0.Add(15 * time.Second)
+		v := tick(Input{Reports: []*signal.Report{report(itl(readyPod("a", t1, 0, 1, 200, hist(100, 100, 100, 100, 200, 200)), hist(1000, 1000, 1000, 1500, 1500, 1500)))}}, st, opt, t1)
+		switch {
+		case !track && v.ITLP95 != nil:
+			t.Errorf("untracked: inter-token p95 %v, want none (the state keeps no buckets for it)", *v.ITLP95)
+		case track && (v.ITLP95 == nil || *v.ITLP95 > 0.1):
+			t.Errorf("tracked: inter-token p95 %v, want ≤ 0.1 s from this tick's fast gaps", v.ITLP95)
+		}
+	}
+	f := &signal.Fleet{Source: "prometheus", ReadyPods: new(2), Waiting: signal.F(0), ITLQuantiles: map[string]float64{"0.95": 0.04}, StalenessSeconds: signal.F(5)}
+	v := tick(Input{Reports: []*signal.Report{{Version: signal.Version, ScrapeTime: t0, Fleet: f}}}, state.New(), testOptions(), t0)
+	if v.ITLP95 == nil || *v.ITLP95 != 0.04 {
+		t.Errorf("per-resource inter-token p95 %v, want Prometheus's 0.04", v.ITLP95)
+	}
+}

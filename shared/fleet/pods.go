@@ -26,7 +26,7 @@ type aggregation struct {
 
 	kvSum, kvMax, kvN float64
 	gpuSum, gpuN      float64
-	ttft, e2e         signal.Histogram
+	ttft, e2e, itl    signal.Histogram
 	rate, thr         float64
 	rateN, thrN, estN int
 	estThr            float64
@@ -130,6 +130,9 @@ func (a *aggregation) counters(p *signal.Pod, inflight float64) {
 	if a.opt.TrackE2E {
 		pc.E2E = state.HistOf(p.E2E)
 	}
+	if a.opt.TrackITL {
+		pc.ITL = state.HistOf(p.InterToken)
+	}
 	a.obs.Pods = append(a.obs.Pods, pc)
 }
 
@@ -155,10 +158,13 @@ func (a *aggregation) latency(p *signal.Pod, prev *state.PodCounters) {
 		return ok
 	}
 	unread := false
-	if p.TTFT != nil && !add(&a.ttft, p.TTFT, prevHist(prev, true)) {
+	if p.TTFT != nil && !add(&a.ttft, p.TTFT, prevHist(prev, ttftOf)) {
 		unread = true
 	}
-	if a.opt.TrackE2E && p.E2E != nil && !add(&a.e2e, p.E2E, prevHist(prev, false)) {
+	if a.opt.TrackE2E && p.E2E != nil && !add(&a.e2e, p.E2E, prevHist(prev, e2eOf)) {
+		unread = true
+	}
+	if a.opt.TrackITL && p.InterToken != nil && !add(&a.itl, p.InterToken, prevHist(prev, itlOf)) {
 		unread = true
 	}
 	if unread {
@@ -188,6 +194,9 @@ func (a *aggregation) finishPods() {
 	}
 	if q := signal.Quantile(a.e2e, 0.95); !math.IsNaN(q) {
 		v.E2EP95, v.E2EP99 = new(q), new(signal.Quantile(a.e2e, 0.99))
+	}
+	if q := signal.Quantile(a.itl, 0.95); !math.IsNaN(q) {
+		v.ITLP95 = new(q)
 	}
 	// The rate is only trusted when every complete ready pod contributed.
 	if a.rateN > 0 && a.rateN == a.complete {
@@ -229,15 +238,18 @@ func recentlyReady(p *signal.Pod, within time.Duration) bool {
 	return p.ReadyAt != nil && p.ScrapeTime.Sub(*p.ReadyAt) <= within
 }
 
-func prevHist(prev *state.PodCounters, ttft bool) *signal.Histogram {
+// prevHist is the stored histogram of picks of the pod's counters (nil
+// without them).
+func prevHist(prev *state.PodCounters, of func(*state.PodCounters) *state.Hist) *signal.Histogram {
 	if prev == nil {
 		return nil
 	}
-	if ttft {
-		return prev.TTFT.Signal()
-	}
-	return prev.E2E.Signal()
+	return of(prev).Signal()
 }
+
+func ttftOf(p *state.PodCounters) *state.Hist { return p.TTFT }
+func e2eOf(p *state.PodCounters) *state.Hist  { return p.E2E }
+func itlOf(p *state.PodCounters) *state.Hist  { return p.ITL }
 
 // podRates returns one pod's arrival and finish rates since its previous
 // scrape. A pod seen for the first time is measured from its ReadyAt.

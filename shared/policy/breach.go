@@ -30,6 +30,9 @@ func breach(in Input, c Config) string {
 	if c.E2ESLO > 0 && in.E2EP95 != nil && *in.E2EP95 > c.E2ESLO.Seconds() {
 		return fmt.Sprintf("e2e p95 %.3gs above the objective %s", *in.E2EP95, c.E2ESLO)
 	}
+	if c.ITLSLO > 0 && in.ITLP95 != nil && *in.ITLP95 > c.ITLSLO.Seconds() {
+		return fmt.Sprintf("inter-token p95 %.3gs above the objective %s", *in.ITLP95, c.ITLSLO)
+	}
 	return ""
 }
 

@@ -24,8 +24,9 @@ func TestNoTickScalesDownInABreach(t *testing.T) {
 		cfg.ServiceModel = v2
 		cfg.MaxReplicas = 20
 		cfg.E2ESLO = 30 * time.Second
+		cfg.ITLSLO = 50 * time.Millisecond
 		low := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100,
-			TTFTP95: p(0.1), E2EP95: p(1), KVMean: p(0.01)}
+			TTFTP95: p(0.1), E2EP95: p(1), ITLP95: p(0.01), KVMean: p(0.01)}
 		low.Service.Queue.Count, low.Service.Queue.Sum = 100, 0.1
 		st := state.New()
 		// Warm the plan (v2) or the down-window (v1) on the low load,
@@ -44,15 +45,18 @@ func TestNoTickScalesDownInABreach(t *testing.T) {
 			v.ArrivalRate = p(rng.Float64() * 3)
 			v.KVMean = p(rng.Float64() * 0.3)
 			v.Waiting = float64(rng.IntN(3))
-			if rng.IntN(2) == 0 {
+			switch rng.IntN(3) {
+			case 0:
 				v.TTFTP95 = p(2.01 + rng.Float64()*8)
-			} else {
+			case 1:
 				v.E2EP95 = p(30.1 + rng.Float64()*30)
+			default:
+				v.ITLP95 = p(0.051 + rng.Float64()*0.2)
 			}
 			v.Service.Queue.Count, v.Service.Queue.Sum = 100, rng.Float64()*10
 			if d := policy.Decide(v, st, cfg, 10, now); d.Target < 10 {
-				t.Fatalf("v2=%v tick %d: scaled down to %d above the objective (TTFT p95 %.3g, e2e p95 %.3g); reasons %q",
-					v2, i, d.Target, *v.TTFTP95, *v.E2EP95, d.Reasons)
+				t.Fatalf("v2=%v tick %d: scaled down to %d above the objective (TTFT p95 %.3g, e2e p95 %.3g, inter-token p95 %.3g); reasons %q",
+					v2, i, d.Target, *v.TTFTP95, *v.E2EP95, *v.ITLP95, d.Reasons)
 			}
 		}
 	}

@@ -164,6 +164,7 @@ const (
 	WarnStuckPods      = "StuckPods"
 	WarnLatencyOutlier = "LatencyOutlier"
 	WarnNotLoadDriven  = "SLOBreachedNotLoadDriven"
+	WarnITLUnmet       = "ITLObjectiveUnreachable"
 	WarnStateReset     = "StateReset"
 )
 

@@ -6,6 +6,7 @@ const (
 	RuleBatch   = "batch"
 	RuleKV      = "kv"
 	RuleLatency = "latency"
+	RuleITL     = "itl"
 	RuleDemand  = "demand"
 	RuleGPU     = "gpu"
 )
@@ -49,6 +50,7 @@ func rules(plan rule) []rule {
 		{eval: latency},
 		plan,
 		{eval: gpu, corroborate: gpuCorroborates},
+		{eval: itl},
 	}
 }
 

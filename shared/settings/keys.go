@@ -26,6 +26,7 @@ func Keys() []string {
 		"gpuLowWater",
 		"gpuSource",
 		"gpuTarget",
+		"itlSLO",
 		"kvHigh",
 		"kvLowWater",
 		"kvTarget",

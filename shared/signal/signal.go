@@ -126,6 +126,7 @@ type Fleet struct {
 	// Latency quantiles in seconds over Window, e.g. {"0.95": 1.2}.
 	TTFTQuantiles map[string]float64 `json:"ttftQuantiles,omitempty"`
 	E2EQuantiles  map[string]float64 `json:"e2eQuantiles,omitempty"`
+	ITLQuantiles  map[string]float64 `json:"itlQuantiles,omitempty"` // inter-token gaps
 	// TTFTRequests is how many requests the TTFT quantiles rest on: the
 	// increase of the TTFT histogram's count over Window (optional).
 	TTFTRequests *float64 `json:"ttftRequests,omitempty"`
@@ -378,7 +379,7 @@ func (f *Fleet) validate() error {
 			return fmt.Errorf("%s is %d, outside [0, %d]", c.n, *c.v, MaxFleetPods)
 		}
 	}
-	for name, m := range map[string]map[string]float64{"ttftQuantiles": f.TTFTQuantiles, "e2eQuantiles": f.E2EQuantiles} {
+	for name, m := range map[string]map[string]float64{"ttftQuantiles": f.TTFTQuantiles, "e2eQuantiles": f.E2EQuantiles, "itlQuantiles": f.ITLQuantiles} {
 		for q, v := range m {
 			v := v
 			if err := checkRange(name+"["+q+"]", &v, MaxPerObservation); err != nil {

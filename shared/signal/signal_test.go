@@ -62,6 +62,7 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 		{"trailing", `{"v":1,"pods":[{"name":"a"}]} {"v":1}`, "after top-level value"},
 		{"fleet negative", `{"v":1,"fleet":{"source":"prometheus","waiting":-2}}`, "negative"},
 		{"fleet bad quantile", `{"v":1,"fleet":{"source":"prometheus","ttftQuantiles":{"0.95":-1}}}`, "negative"},
+		{"fleet bad inter-token quantile", `{"v":1,"fleet":{"source":"prometheus","itlQuantiles":{"0.95":-1}}}`, "negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -314,6 +314,7 @@ func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
 		add("ttftRequests", "sum(increase("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.TTFTRequests = signal.F(v) })
 	}
 	quantiles("e2e", preset.E2E, &f.E2EQuantiles)
+	quantiles("itl", preset.InterToken, &f.ITLQuantiles)
 	if n, r, ok := fam(preset.RequestsTotal); ok {
 		add("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
 	} else if n, r, ok := fam(preset.E2E); ok {

@@ -97,7 +97,7 @@ func (s *State) check() error {
 		}
 	}
 	for _, p := range s.Pods {
-		hists := []*Hist{p.TTFT, p.E2E}
+		hists := []*Hist{p.TTFT, p.E2E, p.ITL}
 		if p.Service != nil {
 			hists = append(hists, p.Service.Queue, p.Service.Prompts, p.Service.Outputs)
 		}

@@ -189,16 +189,16 @@ func (p *PodCounters) coarsen(level int) bool {
 // strip drops p's histograms and service counters (its request counters
 // stay: the rates need only those).
 func (p *PodCounters) strip() bool {
-	if p.TTFT == nil && p.E2E == nil && p.Service == nil {
+	if p.TTFT == nil && p.E2E == nil && p.ITL == nil && p.Service == nil {
 		return false
 	}
-	p.TTFT, p.E2E, p.Service = nil, nil, nil
+	p.TTFT, p.E2E, p.ITL, p.Service = nil, nil, nil, nil
 	return true
 }
 
 // hists are the addresses of p's histograms.
 func (p *PodCounters) hists() []**Hist {
-	hs := []**Hist{&p.TTFT, &p.E2E}
+	hs := []**Hist{&p.TTFT, &p.E2E, &p.ITL}
 	if p.Service != nil {
 		hs = append(hs, &p.Service.Queue, &p.Service.Prompts, &p.Service.Outputs)
 	}

@@ -133,6 +133,10 @@ type PodCounters struct {
 	InFlight      *float64  `json:"inFlight,omitempty"`
 	TTFT          *Hist     `json:"ttft,omitempty"`
 	E2E           *Hist     `json:"e2e,omitempty"`
+	// ITL is the inter-token histogram, kept only for an inter-token
+	// objective (its buckets, for a quantile; Service keeps the sum and
+	// count the model needs).
+	ITL *Hist `json:"itl,omitempty"`
 	// Service are the readings the service model is fitted from (nil in
 	// a state written before they were kept: the pod is measured from its
 	// next scrape on).

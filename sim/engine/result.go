@@ -22,14 +22,14 @@ type Result struct {
 	// Unfinished counts requests still in flight (or held for want of a
 	// Ready pod) when the replay stopped, MaxTailSeconds after the last
 	// arrival: the end of the replay, not a policy's doing.
-	Unfinished  int
-	TTFTMet     int // completed within the TTFT objective
-	E2EMet      int // completed within the end-to-end objective
+	Unfinished int
+	TTFTMet    int // completed within the TTFT objective
+	E2EMet     int // completed within the end-to-end objective
 	// TPOTMet counts completed requests whose mean inter-token gap (the
 	// time after the first token over the tokens after it) is within
 	// TPOTSLOSeconds: the inter-token-latency objective a user sees as
 	// streaming speed. A one-token request meets it.
-	TPOTMet int
+	TPOTMet     int
 	Preemptions int
 	// Infeasible counts requests whose prompt alone takes longer than the
 	// TTFT objective to prefill on an idle replica (Model.IsolatedTTFT):

@@ -29,11 +29,14 @@ type Row struct {
 	// in time (engine.Result.FeasibleTTFTAttainment); targets use it.
 	FeasibleAttainment float64
 	E2EAttainment      float64
-	TTFTP50            float64
-	TTFTP95            float64
-	TTFTP99            float64
-	GPUHours           float64
-	VsOracle           float64 // GPU-hours ÷ the oracle's; NaN without an oracle
+	// ITLAttainment is the share of requests whose mean inter-token gap
+	// met the engine's TPOT objective (engine.Result.TPOTAttainment).
+	ITLAttainment float64
+	TTFTP50       float64
+	TTFTP95       float64
+	TTFTP99       float64
+	GPUHours      float64
+	VsOracle      float64 // GPU-hours ÷ the oracle's; NaN without an oracle
 	// Killed counts requests lost to scale-down (a deleted pod's grace
 	// period ran out); Unfinished those still in flight when the replay
 	// stopped (engine.Result).
@@ -58,6 +61,7 @@ func Summarise(res *engine.Result, target float64) Row {
 		TTFTAttainment:     res.TTFTAttainment(),
 		FeasibleAttainment: res.FeasibleTTFTAttainment(),
 		E2EAttainment:      res.E2EAttainment(),
+		ITLAttainment:      res.TPOTAttainment(),
 		GPUHours:           res.GPUHours(),
 		VsOracle:           math.NaN(),
 		Killed:             res.Killed,
@@ -148,10 +152,10 @@ func SetOracle(rows []Row, oracleGPUHours float64) {
 // WriteTable prints rows as an aligned text table.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tTTFT ok\tof feasible\tE2E ok\tp50 TTFT\tp95 TTFT\tp99 TTFT\tGPU-h\t×oracle\tkilled\tunfinished\trejected\tscale ev\tflaps\tabsorb\t")
+	fmt.Fprintln(tw, "policy\tTTFT ok\tof feasible\tE2E ok\tITL ok\tp50 TTFT\tp95 TTFT\tp99 TTFT\tGPU-h\t×oracle\tkilled\tunfinished\trejected\tscale ev\tflaps\tabsorb\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n",
-			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n",
+			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), pct(r.ITLAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
 			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Unfinished, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
 	}
 	if err := tw.Flush(); err != nil {
@@ -163,11 +167,11 @@ func WriteTable(w io.Writer, rows []Row) error {
 // WriteMarkdown prints rows as a Markdown table (for the README).
 func WriteMarkdown(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| policy | TTFT ok | of feasible | E2E ok | p50 TTFT | p95 TTFT | p99 TTFT | GPU-h | ×oracle | killed | unfinished | rejected | scale ev | flaps | absorb |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| policy | TTFT ok | of feasible | E2E ok | ITL ok | p50 TTFT | p95 TTFT | p99 TTFT | GPU-h | ×oracle | killed | unfinished | rejected | scale ev | flaps | absorb |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %d | %d | %d | %d | %d | %s |\n",
-			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %d | %d | %d | %d | %d | %s |\n",
+			r.Policy, pct(r.TTFTAttainment), pct(r.FeasibleAttainment), pct(r.E2EAttainment), pct(r.ITLAttainment), secs(r.TTFTP50), secs(r.TTFTP95), secs(r.TTFTP99),
 			r.GPUHours, ratio(r.VsOracle), r.Killed, r.Unfinished, r.Rejected, r.ScaleEvents, r.Flaps, dur(r.AbsorbSeconds))
 	}
 	_, err := io.WriteString(w, b.String())

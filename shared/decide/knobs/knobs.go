@@ -52,6 +52,7 @@ func (e *Evaluate) Validate() error {
 	}
 	// End-to-end histograms double the state; they are kept only for an e2e SLO.
 	p.TrackE2E = p.E2ESLO > 0
+	p.TrackITL = p.ITLSLO > 0
 	return errors.Join(errs...)
 }
 

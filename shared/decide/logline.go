@@ -16,7 +16,7 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 	l := decisionlog.Line{
 		Time: now.UTC(), Mode: mode, Current: d.Current, Target: d.Target,
 		Reasons: d.Reasons, Alerts: d.Alerts, SLOSeconds: cfg.TTFTSLO.Seconds(), Victims: d.Victims,
-		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas,
+		MinReplicas: cfg.MinReplicas, MaxReplicas: cfg.MaxReplicas, Role: roleOf(cfg),
 		Fleet: decisionlog.Fleet{
 			Ready: d.Fleet.Ready, Starting: d.Fleet.Starting, Missing: d.Fleet.Missing,
 			Waiting: finite(d.Fleet.Waiting), Running: finite(d.Fleet.Running),
@@ -64,4 +64,12 @@ func finite(v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// roleOf is the decision log's role: absent for a unified pool.
+func roleOf(cfg policy.Config) string {
+	if cfg.Role == "unified" {
+		return ""
+	}
+	return cfg.Role
 }

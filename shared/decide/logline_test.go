@@ -24,3 +24,20 @@ func TestDecisionLineCarriesBoundsAndAlertReasons(t *testing.T) {
 		t.Errorf("alert reasons %q, want %q", l.AlertReasons, want)
 	}
 }
+
+// A prefill/decode pool's line says its role and, with an inter-token
+// objective, the inter-token p95; a unified pool's says neither.
+func TestDecisionLineCarriesTheRoleAndInterTokenP95(t *testing.T) {
+	var d policy.Decision
+	d.Current, d.Target = 3, 4
+	itl := 0.07
+	d.Fleet.ITLP95 = &itl
+	decode := DecisionLine(d, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "active", policy.Config{Role: "decode", ITLSLO: 50 * time.Millisecond})
+	if decode.Role != "decode" || decode.Fleet.ITLP95 == nil || *decode.Fleet.ITLP95 != itl {
+		t.Errorf("decode pool: role %q, inter-token p95 %v; want decode, %g", decode.Role, decode.Fleet.ITLP95, itl)
+	}
+	d.Fleet.ITLP95 = nil
+	if unified := DecisionLine(d, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "active", policy.Config{Role: "unified"}); unified.Role != "" || unified.Fleet.ITLP95 != nil {
+		t.Errorf("unified pool: role %q, inter-token p95 %v; want neither", unified.Role, unified.Fleet.ITLP95)
+	}
+}

@@ -39,6 +39,9 @@ type Line struct {
 	Inferscale string    `json:"inferscale"`
 	Time       time.Time `json:"time"`
 	Mode       string    `json:"mode"`
+	// Role is the pool's role in a prefill/decode deployment (absent:
+	// unified).
+	Role string `json:"role,omitempty"`
 	// Current is spec.replicas as evaluate saw it; Target what it decided.
 	Current int      `json:"current"`
 	Target  int      `json:"target"`

@@ -39,6 +39,7 @@ type Config struct {
 	// Latency SLO.
 	TTFTSLO            time.Duration `setting:"ttftSLO" default:"2s" min:"0" max:"1h" doc:"the time-to-first-token p95 objective (0: off)"`
 	E2ESLO             time.Duration `setting:"e2eSLO" default:"0" min:"0" max:"24h" doc:"the end-to-end latency p95 objective (0: off; on, it doubles the state size)"`
+	Role               string        `setting:"role" default:"unified" enum:"unified,prefill,decode" doc:"which pool of a prefill/decode disaggregated deployment this CR scales (one CR per role, docs/roles.md): unified serves whole requests; prefill streams no tokens, so itlSLO must stay off; decode is judged by its streaming speed, so itlSLO must be set (its ttftSLO then covers the KV transfer and the first step)"`
 	ITLSLO             time.Duration `setting:"itlSLO" default:"0" min:"0" max:"10s" doc:"the inter-token latency p95 objective, the streaming speed users see (0: off, the default for unified pools; a decode pool sets it): the per-pod ceiling keeps the modelled step within it and the itl rule reads the inter-token histogram against it (on, the state keeps each pod's inter-token buckets)"`
 	LatencyMaxFactor   float64       `setting:"latencyMaxFactor" default:"2" min:"1" max:"100" doc:"the largest factor one latency breach multiplies the ready pods by"`
 	LatencyLowFraction float64       `setting:"latencyLowFraction" default:"0.7" min:"0" max:"1" doc:"latency under this fraction of the SLO allows a scale-down"`

@@ -68,6 +68,7 @@ func Keys() []string {
 		"queueIncludesRunning",
 		"queueLowWater",
 		"queueTarget",
+		"role",
 		"saturationWaiting",
 		"scaleDownCooldown",
 		"scaleDownHold",

@@ -50,6 +50,12 @@ func (e *Evaluate) Validate() error {
 	if p.KVLowWater > p.KVTarget {
 		errs = append(errs, fmt.Errorf("config key kvLowWater: kvLowWater %g is above kvTarget %g", p.KVLowWater, p.KVTarget))
 	}
+	switch {
+	case p.Role == "decode" && p.ITLSLO <= 0:
+		errs = append(errs, errors.New("config key itlSLO: role decode is judged by its streaming speed: set an inter-token objective (itlSLO, e.g. 50ms)"))
+	case p.Role == "prefill" && p.ITLSLO > 0:
+		errs = append(errs, fmt.Errorf("config key itlSLO: itlSLO %s on role prefill, which streams no tokens: set it on the decode pool's CR", p.ITLSLO))
+	}
 	// End-to-end histograms double the state; they are kept only for an e2e SLO.
 	p.TrackE2E = p.E2ESLO > 0
 	p.TrackITL = p.ITLSLO > 0

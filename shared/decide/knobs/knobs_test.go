@@ -49,6 +49,27 @@ func TestBadValuesNameTheirKeys(t *testing.T) {
 	if _, err := Policy(map[string]string{"minReplicas": "5", "maxReplicas": "3"}); err == nil || !strings.Contains(err.Error(), "minReplicas") {
 		t.Errorf("min above max: %v", err)
 	}
+	for _, c := range []struct {
+		knobs map[string]string
+		want  string // "" for no error
+	}{
+		{map[string]string{"role": "decode"}, "role decode is judged by its streaming speed"},
+		{map[string]string{"role": "decode", "itlSLO": "50ms"}, ""},
+		{map[string]string{"role": "prefill", "itlSLO": "50ms"}, "streams no tokens"},
+		{map[string]string{"role": "prefill"}, ""},
+		{map[string]string{"role": "mixed"}, "config key role"},
+		{map[string]string{"itlSLO": "40ms"}, ""},
+	} {
+		cfg, err := Policy(c.knobs)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.knobs, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one saying %q", c.knobs, err, c.want)
+		case c.want == "" && cfg.TrackITL != (cfg.ITLSLO > 0):
+			t.Errorf("%v: TrackITL %v with itlSLO %s", c.knobs, cfg.TrackITL, cfg.ITLSLO)
+		}
+	}
 	if _, err := Policy(map[string]string{"queueTraget": "5"}); err == nil || !strings.Contains(err.Error(), "queueTraget") {
 		t.Errorf("a typo in the simulator's settings: %v", err)
 	}

@@ -337,7 +337,12 @@ func (e *Engine) finishIteration(r *replica) {
 	if r.decodeN > 0 {
 		// Every decoding sequence got one token per step: as many
 		// inter-token gaps, each one step long.
-		r.itl.observeN((e.now-r.iterStart)/float64(r.steps), float64(r.steps*r.decodeN))
+		gap, gaps := (e.now-r.iterStart)/float64(r.steps), float64(r.steps*r.decodeN)
+		r.itl.observeN(gap, gaps)
+		e.res.Gaps += gaps
+		if gap <= e.cfg.TPOTSLOSeconds {
+			e.res.GapsMet += gaps
+		}
 		r.step += int64(r.steps)
 		added := r.steps * r.decodeN
 		r.kvUsed += added
@@ -400,9 +405,6 @@ func (e *Engine) complete(r *replica, q *request) {
 	}
 	if e2e <= e.cfg.TTFTSLOSeconds+float64(q.out)*e.cfg.TPOTSLOSeconds {
 		e.res.E2EMet++
-	}
-	if q.out <= 1 || (e2e-ttft)/float64(q.out-1) <= e.cfg.TPOTSLOSeconds {
-		e.res.TPOTMet++
 	}
 }
 

@@ -25,12 +25,13 @@ type Result struct {
 	Unfinished int
 	TTFTMet    int // completed within the TTFT objective
 	E2EMet     int // completed within the end-to-end objective
-	// TPOTMet counts completed requests whose mean inter-token gap (the
-	// time after the first token over the tokens after it) is within
-	// TPOTSLOSeconds: the inter-token-latency objective a user sees as
-	// streaming speed. A one-token request meets it.
-	TPOTMet     int
-	Preemptions int
+	// Gaps counts the inter-token gaps every decoding sequence saw (one a
+	// step), GapsMet those within TPOTSLOSeconds: the inter-token-latency
+	// objective, on the gaps as servers export them
+	// (vllm:inter_token_latency_seconds), so that a p95 objective is met
+	// while GapsMet/Gaps ≥ 0.95.
+	Gaps, GapsMet float64
+	Preemptions   int
 	// Infeasible counts requests whose prompt alone takes longer than the
 	// TTFT objective to prefill on an idle replica (Model.IsolatedTTFT):
 	// no policy can serve them in time.
@@ -107,13 +108,13 @@ func (r *Result) E2EAttainment() float64 {
 	return float64(r.E2EMet) / float64(r.Requests)
 }
 
-// TPOTAttainment is the share of arrivals that completed within the
-// inter-token-latency objective (TPOTMet over Requests).
-func (r *Result) TPOTAttainment() float64 {
-	if r.Requests == 0 {
+// ITLAttainment is the share of inter-token gaps within the objective
+// (1 when nothing decoded).
+func (r *Result) ITLAttainment() float64 {
+	if r.Gaps == 0 {
 		return 1
 	}
-	return float64(r.TPOTMet) / float64(r.Requests)
+	return r.GapsMet / r.Gaps
 }
 
 // TTFTQuantile returns the q-quantile of TTFT over all requests (+Inf when

@@ -29,8 +29,8 @@ type Row struct {
 	// in time (engine.Result.FeasibleTTFTAttainment); targets use it.
 	FeasibleAttainment float64
 	E2EAttainment      float64
-	// ITLAttainment is the share of requests whose mean inter-token gap
-	// met the engine's TPOT objective (engine.Result.TPOTAttainment).
+	// ITLAttainment is the share of inter-token gaps within the engine's
+	// TPOT objective (engine.Result.ITLAttainment).
 	ITLAttainment float64
 	TTFTP50       float64
 	TTFTP95       float64
@@ -61,7 +61,7 @@ func Summarise(res *engine.Result, target float64) Row {
 		TTFTAttainment:     res.TTFTAttainment(),
 		FeasibleAttainment: res.FeasibleTTFTAttainment(),
 		E2EAttainment:      res.E2EAttainment(),
-		ITLAttainment:      res.TPOTAttainment(),
+		ITLAttainment:      res.ITLAttainment(),
 		GPUHours:           res.GPUHours(),
 		VsOracle:           math.NaN(),
 		Killed:             res.Killed,

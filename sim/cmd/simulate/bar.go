@@ -39,9 +39,9 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	m := runner.Mode(*mode)
-	if m != runner.Fast && m != runner.Faithful {
-		return fmt.Errorf("-mode %q: want fast or faithful", *mode)
+	m, err := parseMode(*mode)
+	if err != nil {
+		return err
 	}
 	seedList := []int64{1}
 	if !*quick {

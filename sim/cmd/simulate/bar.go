@@ -22,7 +22,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	shared := fs.String("shared", "../shared", "directory holding traces/ (the reference traces)")
 	quick := fs.Bool("quick", false, "seed 1 only (30 cells instead of 90)")
 	stress := fs.Bool("stress", false, "add issue 14's cells: a cold start from 2 pods (demo ×4) and engines off the prior (Mooncake prefill ×4, demo decode ×2)")
-	day := fs.Bool("day", false, "add issue 14's 24 h day: ServeGen m-large's day 2 at 10% of its rate, judged at ≤ 0.8 × the static fleet's GPU-hours (minutes a cell with a cold cache)")
+	day := fs.Bool("day", false, "add issue 14's 24 h day: ServeGen m-large's day 2 at 40% of its rate, judged at ≤ 0.8 × the static fleet's GPU-hours (minutes a cell with a cold cache)")
 	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated (ignored with -quick)")
 	speeds := fs.String("speeds", "1,2,0.5", "GPU speeds, comma-separated")
 	only := fs.String("only", "", "keep the cells whose name contains one of these comma-separated substrings")

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick bar-day
 
 all: build
 
@@ -129,3 +129,7 @@ bar: simulate
 ## bar-quick: the same with seed 1 only (30 cells)
 bar-quick: simulate
 	$(BIN)/simulate bar -quick -policy '$(POLICY)' -shared $(SHARED)
+
+## bar-day: issue 14's 24 h day (ServeGen m-large day 2 at 40 %), seed 1, GPU speed 1, both startups (2 cells)
+bar-day: simulate
+	$(BIN)/simulate bar -quick -day -speeds 1 -only servegen-day -markdown -policy '$(POLICY)' -shared $(SHARED)

@@ -6,7 +6,7 @@
 // fail per criterion:
 //
 //   - attainment ≥ 99% (or ≥ the oracle's own where that is lower);
-//   - GPU-hours below that static fleet's;
+//   - GPU-hours below that static fleet's (≤ 0.8 × over the 24 h day, Day);
 //   - GPU-hours ≤ 1.15 × the oracle's where the oracle's mean fleet is at
 //     least 8 pods;
 //   - nothing killed by scale-down;
@@ -43,6 +43,9 @@ type Workload struct {
 	// preset's metric set); the oracle and static fleets are the plain
 	// cell's.
 	Hidden []string
+	// StaticShare, when set, is the share of the cheapest static fleet's
+	// GPU-hours the policy may use (0: below that fleet's).
+	StaticShare float64
 }
 
 // Metric sets of the server presets (shared/preset/servers), as the
@@ -66,8 +69,7 @@ var presetHidden = []struct {
 // policy's prior (prefill ×4 slower on the long-prompt Mooncake trace,
 // decode ×2 slower on the demo; both ×0.5 is GPU speed 2 of the matrix).
 // And that engine seen through each server preset's metric set
-// (presetHidden). A 24 h day is not a cell (its oracle search takes hours
-// on a small machine): docs/performance.md.
+// (presetHidden). The 24 h day is Day.
 func Stress(shared string) []Workload {
 	w := Workloads(shared)
 	byName := map[string]Workload{}
@@ -112,6 +114,18 @@ func Workloads(shared string) []Workload {
 			Start: 30 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},
 		{Name: "demo-x4", Trace: runner.Trace{Spec: "synthetic:demo", RateFactor: 4}},
 	}
+}
+
+// Day is issue 14's 24 h day: ServeGen m-large's day 2, 00:00-24:00, at
+// 40 % of its rate (a real trace's diurnal swing: 14 pods on average
+// under the defaults, 17-20 static pods), judged against ≤ 0.8 × the
+// GPU-hours of the cheapest static fleet of the same attainment. Not in
+// Stress: its oracle and static searches replay the day some 50 times,
+// minutes a cell on a small machine (cached after).
+func Day(shared string) []Workload {
+	return []Workload{{Name: "servegen-day", StaticShare: 0.8, Trace: runner.Trace{
+		Spec:  filepath.Join(shared, "traces", "servegen", "servegen_trace_csvs_m-large.tar.gz"),
+		Start: 24 * time.Hour, Duration: 24 * time.Hour, RateFactor: 0.4}}}
 }
 
 // Startup is one startup distribution of the matrix: creation to Ready,
@@ -229,6 +243,8 @@ type Row struct {
 	// DownsInBreach counts scale-downs while the TTFT objective was
 	// breached (Breach.DownsInBreach).
 	DownsInBreach int
+	// StaticShare is the workload's (0: below the static fleet).
+	StaticShare float64
 
 	// The clairvoyant oracle (OracleOK false: none found).
 	OracleOK         bool
@@ -273,7 +289,11 @@ func (s Settings) Judge(r *Row) {
 	v.Attainment = r.Attainment >= bar-1e-12
 	// No static fleet up to the maximum reaches the policy's attainment:
 	// the policy beats every static fleet.
-	v.BelowStatic = r.StaticN == 0 || r.GPUHours < r.StaticGPUHours
+	share := r.StaticShare
+	if share == 0 {
+		share = 1
+	}
+	v.BelowStatic = r.StaticN == 0 || r.GPUHours < share*r.StaticGPUHours
 	if r.OracleOK && r.OracleMeanFleet >= s.LargeFleet {
 		near := r.GPUHours <= s.NearOracle*r.OracleGPUHours
 		v.NearOracle = &near

@@ -27,6 +27,10 @@ func TestJudgeAppliesEachCriterion(t *testing.T) {
 			func(r *Row) { r.Attainment, r.OracleAttainment = 0.93, 0.925 }, func(v Verdict) bool { return v.Attainment && v.AttainmentBar == 0.925 }},
 		{"below the oracle's own", func(r *Row) { r.Attainment, r.OracleAttainment = 0.92, 0.925 }, func(v Verdict) bool { return !v.Attainment }},
 		{"dearer than the static fleet", func(r *Row) { r.StaticGPUHours = 9.5 }, func(v Verdict) bool { return !v.BelowStatic }},
+		{"a day's share of the static fleet: 0.8 × 14 GPU-h is the bar", func(r *Row) { r.StaticShare, r.GPUHours = 0.8, 11.3 },
+			func(v Verdict) bool { return !v.BelowStatic }},
+		{"within a day's share of the static fleet", func(r *Row) { r.StaticShare, r.GPUHours = 0.8, 11.1 },
+			func(v Verdict) bool { return v.BelowStatic }},
 		{"no static fleet reaches the policy", func(r *Row) { r.StaticN, r.StaticGPUHours = 0, 0 }, func(v Verdict) bool { return v.BelowStatic }},
 		{"above 1.15 × oracle", func(r *Row) { r.GPUHours, r.StaticGPUHours = 10.6, 20 }, func(v Verdict) bool { return !*v.NearOracle && !v.All() }},
 		{"small oracle fleet: the 1.15 rule does not apply", func(r *Row) { r.OracleMeanFleet, r.GPUHours, r.StaticGPUHours = 7.9, 11, 20 },
@@ -178,6 +182,23 @@ func TestProgressEstimatesTheTimeLeft(t *testing.T) {
 	p.step(t0.Add(40 * time.Second))
 	if n, eta := p.step(t0.Add(40 * time.Second)); n != 4 || eta != 0 {
 		t.Errorf("after 4 of 4: %d, %s; want 4, 0s", n, eta)
+	}
+}
+
+// The day is 24 h of a real trace, judged at 0.8 × the static fleet, and
+// its cells are apart from the matrix's.
+func TestDayIsADayOfAShared(t *testing.T) {
+	days := Day("/x")
+	if len(days) != 1 {
+		t.Fatalf("%d day workloads, want 1", len(days))
+	}
+	d := days[0]
+	if d.Trace.Duration != 24*time.Hour || d.StaticShare != 0.8 || !strings.HasPrefix(d.Trace.Spec, "/x/traces/") {
+		t.Errorf("day %+v: want 24 h of a trace under /x/traces, judged at 0.8 × static", d)
+	}
+	all := Matrix(append(Workloads("/x"), days...), []int64{1}, []float64{1}, Startups())
+	if got := Filter(all, d.Name); len(got) != 2 {
+		t.Errorf("-only %s keeps %d cells, want its 2", d.Name, len(got))
 	}
 }
 

@@ -104,7 +104,7 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	}
 	cfg := r.Settings.Config(c)
 	cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
-	row := Row{Case: c.Name()}
+	row := Row{Case: c.Name(), StaticShare: c.Workload.StaticShare}
 
 	pcfg := cfg
 	if c.Workload.ColdStart > 0 {

@@ -22,6 +22,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	shared := fs.String("shared", "../shared", "directory holding traces/ (the reference traces)")
 	quick := fs.Bool("quick", false, "seed 1 only (30 cells instead of 90)")
 	stress := fs.Bool("stress", false, "add issue 14's cells: a cold start from 2 pods (demo ×4) and engines off the prior (Mooncake prefill ×4, demo decode ×2)")
+	day := fs.Bool("day", false, "add issue 14's 24 h day: ServeGen m-large's day 2 at 40% of its rate, judged at ≤ 0.8 × the static fleet's GPU-hours (minutes a cell with a cold cache)")
 	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated (ignored with -quick)")
 	speeds := fs.String("speeds", "1,2,0.5", "GPU speeds, comma-separated")
 	only := fs.String("only", "", "keep the cells whose name contains one of these comma-separated substrings")
@@ -38,9 +39,9 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	m := runner.Mode(*mode)
-	if m != runner.Fast && m != runner.Faithful {
-		return fmt.Errorf("-mode %q: want fast or faithful", *mode)
+	m, err := parseMode(*mode)
+	if err != nil {
+		return err
 	}
 	seedList := []int64{1}
 	if !*quick {
@@ -61,6 +62,9 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	workloads := bar.Workloads(*shared)
 	if *stress {
 		workloads = append(workloads, bar.Stress(*shared)...)
+	}
+	if *day {
+		workloads = append(workloads, bar.Day(*shared)...)
 	}
 	cases := bar.Filter(bar.Matrix(workloads, seedList, speedList, bar.Startups()), *only)
 	if len(cases) == 0 {

@@ -4,12 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
 	"github.com/inferscale/inferscale/sim/oracle"
 	"github.com/inferscale/inferscale/sim/runner"
+	"github.com/inferscale/inferscale/sim/tune"
 	"github.com/inferscale/inferscale/sim/workload"
 )
 
@@ -30,6 +32,15 @@ type common struct {
 	bin                        string
 	cpaStab                    time.Duration
 	quiet                      bool
+}
+
+// newCommon is a subcommand's flag set with the shared flags registered
+// (demo: faithful mode by default).
+func newCommon(name string, demo bool) (*flag.FlagSet, *common) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c := &common{}
+	c.register(fs, demo)
+	return fs, c
 }
 
 func (c *common) register(fs *flag.FlagSet, demo bool) {
@@ -95,14 +106,69 @@ func (c *common) traceSpec() runner.Trace {
 		ServeGenTopClients: c.topClients}
 }
 
+// setup is the fleet model and the inferscale options the flags give.
+func (c *common) setup() (engine.Config, runner.Options, error) {
+	cfg, err := c.engineConfig()
+	if err != nil {
+		return cfg, runner.Options{}, err
+	}
+	opts, err := c.options()
+	return cfg, opts, err
+}
+
 func (c *common) options() (runner.Options, error) {
-	m := runner.Mode(c.mode)
-	if m != runner.Fast && m != runner.Faithful {
-		return runner.Options{}, fmt.Errorf("-mode %q: want fast or faithful", c.mode)
+	m, err := parseMode(c.mode)
+	if err != nil {
+		return runner.Options{}, err
 	}
 	cp := inferscale.DefaultCPA()
 	cp.DownscaleStabilization = c.cpaStab
 	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp}, nil
+}
+
+// parseMode reads -mode: fast or faithful.
+func parseMode(s string) (runner.Mode, error) {
+	m := runner.Mode(s)
+	if m != runner.Fast && m != runner.Faithful {
+		return "", fmt.Errorf("-mode %q: want fast or faithful", s)
+	}
+	return m, nil
+}
+
+// setupPolicies is setup and the -policies value read and checked
+// against it, before any trace is read.
+func (c *common) setupPolicies(policies string) (engine.Config, runner.Options, []runner.Spec, error) {
+	cfg, opts, err := c.setup()
+	if err != nil {
+		return cfg, opts, nil, err
+	}
+	specs, err := runner.ParseSpecs(policies)
+	if err != nil {
+		return cfg, opts, nil, err
+	}
+	if err := runner.Check(specs, cfg, opts); err != nil {
+		return cfg, opts, nil, fmt.Errorf("-policies: %w", err)
+	}
+	return cfg, opts, specs, nil
+}
+
+// tunables are the policy's tunables named in -params (comma-separated;
+// all of them when it is empty).
+func tunables(policy, only string) ([]tune.Param, error) {
+	var names []string
+	if only != "" {
+		names = strings.Split(only, ",")
+	}
+	return runner.Tunables(policy, names)
+}
+
+// load reads the trace and resolves -initial 0 from it.
+func (c *common) load(cfg engine.Config) ([]workload.Request, engine.Config, error) {
+	reqs, err := runner.Load(c.traceSpec())
+	if err != nil {
+		return nil, cfg, err
+	}
+	return reqs, c.withInitial(cfg, reqs), nil
 }
 
 // withInitial resolves -initial 0 from the loaded trace.

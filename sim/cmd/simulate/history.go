@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -71,19 +70,11 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	if *seeds < 1 || *seeds > 20 {
 		return fmt.Errorf("-seeds %d: want 1 to 20", *seeds)
 	}
-	cfg, err := c.engineConfig()
+	cfg, opts, err := c.setup()
 	if err != nil {
 		return err
 	}
-	opts, err := c.options()
-	if err != nil {
-		return err
-	}
-	var names []string
-	if *only != "" {
-		names = strings.Split(*only, ",")
-	}
-	params, err := runner.Tunables("inferscale", names)
+	params, err := tunables("inferscale", *only)
 	if err != nil {
 		return err
 	}

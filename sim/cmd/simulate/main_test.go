@@ -27,6 +27,8 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		{"run", "-quiet", "-gpu-speed", "0", "-duration", "1m"},
 		{"sweep", "-gpu-speed", "-2", "-values", "60"},
 		{"tune", "-gpu-speed", "NaN", "-policy", "kpa"},
+		{"sweep", "-mode", "slow", "-values", "60"},
+		{"tune", "-mode", "slow", "-policy", "kpa"},
 		{"run", "-quiet", "-trace", filepath.Join(t.TempDir(), "missing.csv")},
 		{"sweep", "-sweep", "nosuch"},
 		{"sweep", "-values", "a,b"},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,9 +21,7 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	if demo {
 		name = "demo"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	var c common
-	c.register(fs, demo)
+	fs, c := newCommon(name, demo)
 	policies := fs.String("policies", "inferscale;hpa-queue;keda-queue;kpa;static", "policies separated by ';' (NAME or NAME:k=v,k=v); 'static' without replicas= takes the cheapest static fleet meeting -target")
 	withOracle := fs.Bool("oracle", true, "search the clairvoyant oracle and report GPU-hours ÷ oracle")
 	png := fs.String("png", "", "write load, replicas and TTFT over time to this PNG")
@@ -36,26 +33,14 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
-	cfg, err := c.engineConfig()
+	cfg, opts, specs, err := c.setupPolicies(*policies)
 	if err != nil {
 		return err
 	}
-	opts, err := c.options()
+	reqs, cfg, err := c.load(cfg)
 	if err != nil {
 		return err
 	}
-	specs, err := runner.ParseSpecs(*policies)
-	if err != nil {
-		return err
-	}
-	if err := runner.Check(specs, cfg, opts); err != nil {
-		return fmt.Errorf("-policies: %w", err)
-	}
-	reqs, err := runner.Load(c.traceSpec())
-	if err != nil {
-		return err
-	}
-	cfg = c.withInitial(cfg, reqs)
 	sum := summary(reqs)
 	log.Info("trace loaded", "trace", c.trace, "requests", len(reqs), "hours", fmt.Sprintf("%.2f", sum.hours),
 		"meanRPS", fmt.Sprintf("%.2f", sum.meanRPS), "meanIn", int(sum.meanIn), "meanOut", int(sum.meanOut), "mode", c.mode)

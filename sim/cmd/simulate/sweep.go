@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,9 +17,7 @@ import (
 )
 
 func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	var c common
-	c.register(fs, false)
+	fs, c := newCommon("sweep", false)
 	what := fs.String("sweep", "startup", "what to vary: startup (median seconds), lag (metric lag seconds) or burst (rate multiplier of the synthetic demo's burst)")
 	values := fs.String("values", "0,30,60,90,120,180,240,300", "comma-separated values")
 	policies := fs.String("policies", "inferscale;hpa-queue;keda-queue;kpa", "policies separated by ';'")
@@ -29,20 +26,9 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
-	opts, err := c.options()
+	_, opts, specs, err := c.setupPolicies(*policies)
 	if err != nil {
 		return err
-	}
-	specs, err := runner.ParseSpecs(*policies)
-	if err != nil {
-		return err
-	}
-	cfg, err := c.engineConfig()
-	if err != nil {
-		return err
-	}
-	if err := runner.Check(specs, cfg, opts); err != nil {
-		return fmt.Errorf("-policies: %w", err)
 	}
 	var vals []float64
 	for _, s := range strings.Split(*values, ",") {
@@ -71,7 +57,7 @@ func cmdSweep(ctx context.Context, args []string, log *slog.Logger) error {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tpolicy\tTTFT ok\tof feasible\tp99 TTFT\tGPU-h\t×oracle\tkilled\tunfinished\tscale ev\tflaps\t\n", *what)
 	for _, v := range vals {
-		cc := c
+		cc := *c
 		switch *what {
 		case "startup":
 			cc.startup = v

@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/runner"
@@ -18,9 +16,7 @@ import (
 )
 
 func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
-	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
-	var c common
-	c.register(fs, false)
+	fs, c := newCommon("tune", false)
 	name := fs.String("policy", "inferscale", "policy to tune: inferscale or a baseline preset")
 	out := fs.String("out", "policy.yaml", "inferscale only: write the tuned policyFile here ('-': stdout, '': none)")
 	only := fs.String("params", "", "comma-separated parameters to search (default: all the policy's tunables)")
@@ -29,27 +25,18 @@ func cmdTune(ctx context.Context, args []string, log *slog.Logger) error {
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
-	cfg, err := c.engineConfig()
+	cfg, opts, err := c.setup()
 	if err != nil {
 		return err
 	}
-	opts, err := c.options()
+	params, err := tunables(*name, *only)
 	if err != nil {
 		return err
 	}
-	var names []string
-	if *only != "" {
-		names = strings.Split(*only, ",")
-	}
-	params, err := runner.Tunables(*name, names)
+	reqs, cfg, err := c.load(cfg)
 	if err != nil {
 		return err
 	}
-	reqs, err := runner.Load(c.traceSpec())
-	if err != nil {
-		return err
-	}
-	cfg = c.withInitial(cfg, reqs)
 	log.Info("tuning", "policy", *name, "params", len(params), "requests", len(reqs), "target", c.target)
 	n := 0
 	res, err := tune.Search(ctx, params, replayer(*name, cfg, opts, reqs), tune.Options{Target: c.target, Grid: *grid, Passes: *passes,

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -21,9 +22,13 @@ import (
 	"github.com/inferscale/inferscale/internal/testenv"
 )
 
-// operatorCRDPath is the CustomPodAutoscaler CRD the operator's v1.4.2 chart installs (the e2e installs the same
-// file into its API server).
-const operatorCRDPath = "third_party/custom-pod-autoscaler-operator/helm/templates/crd/custompodautoscaler.com_custompodautoscalers.yaml"
+// operatorCRDPath is the CustomPodAutoscaler CRD the operator's v1.4.2 chart installs, in ../shared (the e2e
+// installs that file into its API server); committedCRD is the copy committed beside this test (its README says
+// whose it is), which the checks read so that they run on any clone.
+const (
+	operatorCRDPath = "third_party/custom-pod-autoscaler-operator/helm/templates/crd/custompodautoscaler.com_custompodautoscalers.yaml"
+	committedCRD    = "testdata/custom-pod-autoscaler-operator/custompodautoscaler.com_custompodautoscalers.yaml"
+)
 
 // crdSchema is the v1 schema of the operator's CRD, in the two forms the API server checks an object with: the
 // structural schema (which fields exist: pruning) and the OpenAPI schema (types, required fields, enums).
@@ -32,20 +37,42 @@ type crdSchema struct {
 	openAPI    *spec.Schema
 }
 
-func loadOperatorCRD(t *testing.T) *crdSchema {
+// readOperatorCRD decodes the committed copy of the operator's CRD, strictly.
+func readOperatorCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	path := filepath.Join(testenv.SharedDir(t, operatorCRDPath), operatorCRDPath)
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(committedCRD)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(b, &crd); err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%s: %v", committedCRD, err)
 	}
+	return &crd
+}
+
+// TestCommittedCRDIsTheOperatorsOwn holds the committed copy byte-identical to the chart's file in ../shared, so
+// that the checks below test the operator's real schema.
+func TestCommittedCRDIsTheOperatorsOwn(t *testing.T) {
+	upstream, err := os.ReadFile(filepath.Join(testenv.SharedDir(t, operatorCRDPath), operatorCRDPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(committedCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, upstream) {
+		t.Errorf("%s differs from ../shared/%s: copy the chart's file again (and its version into the README beside it)", committedCRD, operatorCRDPath)
+	}
+}
+
+func loadOperatorCRD(t *testing.T) *crdSchema {
+	t.Helper()
+	crd := readOperatorCRD(t)
 	if crd.Spec.Group != "custompodautoscaler.com" || crd.Spec.Names.Kind != "CustomPodAutoscaler" || len(crd.Spec.Versions) != 1 ||
 		crd.Spec.Versions[0].Name != "v1" || crd.Spec.Versions[0].Schema == nil {
-		t.Fatalf("%s: not the custompodautoscaler.com/v1 CustomPodAutoscaler CRD", path)
+		t.Fatalf("%s: not the custompodautoscaler.com/v1 CustomPodAutoscaler CRD", committedCRD)
 	}
 	v1 := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
 	var internal apiextensions.JSONSchemaProps
@@ -53,8 +80,9 @@ func loadOperatorCRD(t *testing.T) *crdSchema {
 		t.Fatal(err)
 	}
 	s := &crdSchema{}
+	var err error
 	if s.structural, err = structuralschema.NewStructural(&internal); err != nil {
-		t.Fatalf("%s: not a structural schema: %v", path, err)
+		t.Fatalf("%s: not a structural schema: %v", committedCRD, err)
 	}
 	raw, err := json.Marshal(v1)
 	if err != nil {
@@ -213,16 +241,7 @@ func TestCRDCheckRefusesWhatTheAPIServerWould(t *testing.T) {
 // no printer columns, and its status has no fields, so the API server prunes whatever is written there.
 func TestOperatorCRDCarriesNoTargetInStatusOrColumns(t *testing.T) {
 	s := loadOperatorCRD(t)
-	path := filepath.Join(testenv.SharedDir(t, operatorCRDPath), operatorCRDPath)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(b, &crd); err != nil {
-		t.Fatal(err)
-	}
-	v := crd.Spec.Versions[0]
+	v := readOperatorCRD(t).Spec.Versions[0]
 	if len(v.AdditionalPrinterColumns) != 0 || v.Subresources == nil || v.Subresources.Status == nil {
 		t.Errorf("printer columns %+v, subresources %+v: docs/deploy.md's `kubectl get cpa` section is out of date", v.AdditionalPrinterColumns, v.Subresources)
 	}

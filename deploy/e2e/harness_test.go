@@ -117,7 +117,7 @@ type deployment struct {
 	began   time.Time
 	config  map[string]string // the CustomPodAutoscaler's effective config list
 	history *replicaHistory
-	prom    *prometheusServer // scraping the target's pods, when set
+	prom    *prometheusServer // scraping the target's pods (or the namespace's annotated pods), when set
 	// emulated: the target's pods are llm-d's vLLM emulator, run by the kubelet (no in-test fluid model).
 	emulated bool
 }
@@ -449,8 +449,8 @@ func (d *deployment) targetPods() ([]podAddr, error) {
 	return out, nil
 }
 
-// watchPods keeps an emulated vLLM server on every Running pod's IP, and records the replica count, until stop is
-// closed.
+// watchPods keeps an emulated vLLM server on every Running pod's IP, the Prometheus's targets (the vLLM pods, or
+// every pod of the namespace for one that discovers them), and records the replica count, until stop is closed.
 func (d *deployment) watchPods(t *testing.T, stop <-chan struct{}) {
 	for {
 		var dep appsv1.Deployment
@@ -465,8 +465,16 @@ func (d *deployment) watchPods(t *testing.T, stop <-chan struct{}) {
 			if err := d.fleet.sync(ips); err != nil {
 				t.Errorf("emulated servers: %v", err)
 			}
-			if d.prom != nil {
+			if d.prom != nil && !d.prom.pods {
 				if err := d.prom.setTargets(namespace, pods, vllmPort); err != nil {
+					t.Errorf("Prometheus targets: %v", err)
+				}
+			}
+		}
+		if d.prom != nil && d.prom.pods {
+			var all corev1.PodList
+			if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods", &all); err == nil {
+				if err := d.prom.setPodTargets(all.Items); err != nil {
 					t.Errorf("Prometheus targets: %v", err)
 				}
 			}

@@ -22,11 +22,18 @@ import (
 )
 
 // kubelet stands in for the kubelet of the kwok nodes, for the pods whose image it knows: once kwok reports such a
-// pod Running, it runs the pod's container as a local process built only from the pod object read from the API —
-// the image's files and settings, command/args, env (with fieldRefs), the volumes it mounts (ConfigMaps, emptyDirs,
-// and the projected service-account token the API server's admission added, requested bound to this pod as a
-// kubelet does), runAsUser/runAsGroup — chrooted into a root of its own. It restarts a container that exits
-// (restartPolicy Always) and stops it when its pod is deleted. Pods of other images (vLLM) are left to kwok.
+// pod Running, it runs each of the pod's containers as a local process built only from the pod object read from the
+// API — the image's files and settings, command/args, env (with fieldRefs), the volumes it mounts (ConfigMaps,
+// emptyDirs, and the projected service-account token the API server's admission added, requested bound to this pod
+// as a kubelet does), runAsUser/runAsGroup — chrooted into a root of the pod's own. It restarts a container that
+// exits (restartPolicy Always) and stops them all when their pod is deleted. Pods of other images (vLLM) are left
+// to kwok.
+//
+// The containers of one pod (a sidecar beside the main container) must be of the same image and share that root,
+// with every container's volumes mounted into it: an emptyDir two containers mount is one directory, as in a pod,
+// but a container also sees the mounts only the other one has (two containers mounting different volumes at one
+// path are refused), and readOnly is not enforced. They share the test's network namespace, as containers share
+// their pod's; a pod with a network of its own (below) runs one container.
 //
 // Pods of an image that owns its network (the vLLM emulator) get more of a kubelet (lifecycle_test.go): a network
 // namespace of their own with the pod IP (podnet_test.go), their readinessProbe (the Ready condition follows it;
@@ -34,9 +41,10 @@ import (
 // the kubelet removes the pod object.
 //
 // What a real node has and this does not: container isolation beyond chroot and the uid (the other pods share the
-// test's network namespace; no cgroups, so resources.limits are not enforced), image pulls, liveness and startup
-// probes, exec hooks, `kubectl exec`/`port-forward`, Service-link env vars other than the `kubernetes` Service's,
-// token rotation (tokens live 1 h).
+// test's network namespace; no cgroups, so resources.limits are not enforced; a pod's containers share a root),
+// image pulls, init containers, liveness and startup probes (and readiness probes but the lifecycle pods'), exec
+// hooks, `kubectl exec`/`port-forward`, Service-link env vars other than the `kubernetes` Service's, token rotation
+// (tokens live 1 h).
 type kubelet struct {
 	c      *cluster
 	images map[string]*image // by repository
@@ -54,15 +62,34 @@ type kubelet struct {
 type podRun struct {
 	pod      corev1.Pod // as first seen Running
 	root     string
-	log      string
-	mu       sync.Mutex
-	proc     *process
-	starts   int
+	mu       sync.Mutex // guards stopping and each container's proc and starts
+	ctrs     []*containerRun
 	stopping bool
-	exited   chan struct{} // closed when the pod's container is stopped for good
 	// lifecycle: the kubelet owns the pod's readiness and its termination (an image with its own network).
 	lifecycle bool
 	probeStop chan struct{} // closed when the readiness prober is to stop (lifecycle pods)
+}
+
+// containerRun is one container of a pod the kubelet runs.
+type containerRun struct {
+	name   string
+	log    string
+	start  func() (*process, error)
+	proc   *process
+	starts int
+	exited chan struct{} // closed when the container is stopped for good
+}
+
+// starts is how many times the named container was started (0 for none of that name).
+func (r *podRun) starts(container string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.ctrs {
+		if c.name == container {
+			return c.starts
+		}
+	}
+	return 0
 }
 
 func newKubelet(c *cluster, images ...*image) *kubelet {
@@ -125,7 +152,7 @@ func (k *kubelet) sync() {
 			}
 			k.mu.Lock()
 			k.errs = append(k.errs, fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err))
-			k.pods[p.UID] = &podRun{pod: *p, stopping: true, exited: closedChan(), lifecycle: img.ownNetwork, probeStop: make(chan struct{})}
+			k.pods[p.UID] = &podRun{pod: *p, stopping: true, lifecycle: img.ownNetwork, probeStop: make(chan struct{})}
 			k.mu.Unlock()
 			k.c.t.Logf("kubelet: cannot run pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
@@ -163,8 +190,6 @@ func (k *kubelet) deleted(p *corev1.Pod) bool {
 	return isNotFound(err) || (err == nil && (now.UID != p.UID || now.DeletionTimestamp != nil))
 }
 
-func closedChan() chan struct{} { c := make(chan struct{}); close(c); return c }
-
 func gracePeriod(p *corev1.Pod) time.Duration {
 	g := 30 * time.Second
 	if p.Spec.TerminationGracePeriodSeconds != nil {
@@ -173,130 +198,191 @@ func gracePeriod(p *corev1.Pod) time.Duration {
 	return min(g, 10*time.Second)
 }
 
-// run prepares the pod's root and starts its container.
+// run prepares the pod's root and starts its containers.
 func (k *kubelet) run(p *corev1.Pod) error {
-	if len(p.Spec.Containers) != 1 || len(p.Spec.InitContainers) != 0 {
-		return fmt.Errorf("%d containers and %d init containers; this kubelet runs one container", len(p.Spec.Containers), len(p.Spec.InitContainers))
+	if len(p.Spec.InitContainers) != 0 {
+		return fmt.Errorf("%d init containers: this kubelet runs none", len(p.Spec.InitContainers))
 	}
-	ctr := p.Spec.Containers[0]
-	img := k.images[repository(ctr.Image)]
+	img := k.images[repository(p.Spec.Containers[0].Image)]
+	if img.ownNetwork && len(p.Spec.Containers) != 1 {
+		return fmt.Errorf("%d containers: this kubelet runs one in a pod with a network of its own", len(p.Spec.Containers))
+	}
+	if err := checkOneRoot(p); err != nil {
+		return err
+	}
 	dir := filepath.Join(k.c.root, "pods", string(p.UID))
 	root := filepath.Join(dir, "rootfs")
 	if err := img.populate(root); err != nil {
 		return err
 	}
-	if err := k.mountVolumes(p, ctr, root); err != nil {
-		return err
-	}
-	env, err := k.containerEnv(p, ctr, img)
-	if err != nil {
-		return err
-	}
-	argv := containerArgv(ctr, img)
-	if len(argv) == 0 {
-		return errors.New("no command: neither the container nor the image has an entrypoint or cmd")
-	}
-	uid, gid, err := runAs(p, ctr, img)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Join(k.c.root, "logs", "pods"), 0o755); err != nil {
 		return err
 	}
-	r := &podRun{pod: *p, root: root, exited: make(chan struct{}), lifecycle: img.ownNetwork, probeStop: make(chan struct{}),
-		log: filepath.Join(k.c.root, "logs", "pods", fmt.Sprintf("%s_%s_%s.log", p.Namespace, p.Name, string(p.UID)[:8]))}
+	r := &podRun{pod: *p, root: root, lifecycle: img.ownNetwork, probeStop: make(chan struct{})}
+	for _, ctr := range p.Spec.Containers {
+		c, err := k.prepare(p, ctr, img, root)
+		if err != nil {
+			return fmt.Errorf("container %s: %w", ctr.Name, err)
+		}
+		r.ctrs = append(r.ctrs, c)
+	}
+	for _, c := range r.ctrs {
+		proc, err := c.start()
+		if err != nil {
+			r.stopStarted()
+			return fmt.Errorf("container %s: %w", c.name, err)
+		}
+		c.proc, c.starts = proc, 1
+	}
+	if err := k.publishLog(p, r.ctrs); err != nil {
+		r.stopStarted()
+		return err
+	}
+	k.mu.Lock()
+	k.pods[p.UID] = r
+	k.mu.Unlock()
+	for _, c := range r.ctrs {
+		go r.supervise(c)
+	}
 	if r.lifecycle {
-		if err := checkLifecycle(ctr); err != nil {
-			return err
+		go k.probeReadiness(r, p.Spec.Containers[0])
+	}
+	return nil
+}
+
+// checkOneRoot refuses a pod whose containers cannot share one root: another image than the first container's, or
+// two volumes mounted at one path.
+func checkOneRoot(p *corev1.Pod) error {
+	first := repository(p.Spec.Containers[0].Image)
+	mounted := map[string]string{} // mountPath -> volume
+	for _, c := range p.Spec.Containers {
+		if repository(c.Image) != first {
+			return fmt.Errorf("container %s is of image %s, not %s: this kubelet runs a pod's containers in one root", c.Name, c.Image, first)
+		}
+		for _, m := range c.VolumeMounts {
+			at := path.Clean(m.MountPath)
+			if v, ok := mounted[at]; ok && v != m.Name {
+				return fmt.Errorf("volumes %s and %s both at %s: this kubelet runs a pod's containers in one root", v, m.Name, at)
+			}
+			mounted[at] = m.Name
 		}
 	}
+	return nil
+}
+
+// prepare mounts the container's volumes into the pod's root and returns it ready to start.
+func (k *kubelet) prepare(p *corev1.Pod, ctr corev1.Container, img *image, root string) (*containerRun, error) {
+	if err := k.mountVolumes(p, ctr, root); err != nil {
+		return nil, err
+	}
+	env, err := k.containerEnv(p, ctr, img)
+	if err != nil {
+		return nil, err
+	}
+	argv := containerArgv(ctr, img)
+	if len(argv) == 0 {
+		return nil, errors.New("no command: neither the container nor the image has an entrypoint or cmd")
+	}
+	uid, gid, err := runAs(p, ctr, img)
+	if err != nil {
+		return nil, err
+	}
+	if img.ownNetwork {
+		if err := checkLifecycle(ctr); err != nil {
+			return nil, err
+		}
+	}
+	c := &containerRun{name: ctr.Name, exited: make(chan struct{}),
+		log: filepath.Join(k.c.root, "logs", "pods", fmt.Sprintf("%s_%s_%s_%s.log", p.Namespace, p.Name, string(p.UID)[:8], ctr.Name))}
 	workdir := orDefault(ctr.WorkingDir, img.workdir)
-	starts := 0
-	start := func() (*process, error) {
+	netStarts := 0
+	c.start = func() (*process, error) {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = env, workdir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 		if img.ownNetwork {
 			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
 		}
-		proc, err := k.c.startCmd(fmt.Sprintf("pod %s/%s", p.Namespace, p.Name), r.log, cmd, true)
+		proc, err := k.c.startCmd(fmt.Sprintf("pod %s/%s container %s", p.Namespace, p.Name, ctr.Name), c.log, cmd, true)
 		if err != nil || !img.ownNetwork {
 			return proc, err
 		}
-		starts++
+		netStarts++
 		// The host end's name is unique per start: the previous one goes with its namespace, maybe not yet.
-		if err := attachPodNetwork(cmd.Process.Pid, fmt.Sprintf("v%s%d", string(p.UID)[:8], starts%10), p.Status.PodIP); err != nil {
+		if err := attachPodNetwork(cmd.Process.Pid, fmt.Sprintf("v%s%d", string(p.UID)[:8], netStarts%10), p.Status.PodIP); err != nil {
 			proc.stop(time.Second)
 			return nil, err
 		}
 		return proc, nil
 	}
-	proc, err := start()
-	if err != nil {
-		return err
+	return c, nil
+}
+
+// stopStarted stops the containers run started before one failed to start.
+func (r *podRun) stopStarted() {
+	for _, c := range r.ctrs {
+		if c.proc != nil {
+			c.proc.stop(5 * time.Second)
+		}
 	}
-	r.proc, r.starts = proc, 1
-	if err := k.publishLog(p, ctr.Name, r.log); err != nil {
-		proc.stop(5 * time.Second)
-		return err
-	}
-	k.mu.Lock()
-	k.pods[p.UID] = r
-	k.mu.Unlock()
-	go r.supervise(start)
-	if r.lifecycle {
-		go k.probeReadiness(r, ctr)
-	}
-	return nil
 }
 
 // supervise restarts the container whenever it exits, with the kubelet's doubling back-off (capped at 10 s here),
 // until the pod is stopped.
-func (r *podRun) supervise(start func() (*process, error)) {
+func (r *podRun) supervise(c *containerRun) {
+	defer close(c.exited)
 	backoff := time.Second
 	for {
 		r.mu.Lock()
-		proc := r.proc
+		proc := c.proc
 		r.mu.Unlock()
 		<-proc.done
-		r.mu.Lock()
-		if r.stopping {
-			r.mu.Unlock()
-			close(r.exited)
+		if r.isStopping() {
 			return
 		}
-		r.mu.Unlock()
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 10*time.Second)
 		r.mu.Lock()
 		if r.stopping {
 			r.mu.Unlock()
-			close(r.exited)
 			return
 		}
-		p, err := start()
+		p, err := c.start()
 		if err != nil {
 			r.stopping = true
 			r.mu.Unlock()
-			close(r.exited)
 			return
 		}
-		r.proc = p
-		r.starts++
+		c.proc = p
+		c.starts++
 		r.mu.Unlock()
 	}
 }
 
-// kill stops the container: SIGTERM, SIGKILL after grace.
+func (r *podRun) isStopping() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopping
+}
+
+// kill stops the pod's containers, together: SIGTERM, SIGKILL after grace.
 func (r *podRun) kill(grace time.Duration) {
 	r.mu.Lock()
 	r.stopping = true
-	proc := r.proc
-	r.mu.Unlock()
-	if proc != nil {
-		proc.stop(grace)
+	var procs []*process
+	for _, c := range r.ctrs {
+		procs = append(procs, c.proc)
 	}
-	<-r.exited
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, proc := range procs {
+		wg.Add(1)
+		go func() { defer wg.Done(); proc.stop(grace) }()
+	}
+	wg.Wait()
+	for _, c := range r.ctrs {
+		<-c.exited
+	}
 }
 
 // shutdown stops the loop and every container (the test's end).
@@ -332,14 +418,19 @@ func (k *kubelet) failures() error {
 	return errors.Join(k.errs...)
 }
 
-// publishLog tells kwok, which serves the node's kubelet API, where the container's output is: a kwok Logs object
-// named after the pod (owned by it, so it goes with it). `kubectl logs` then reads that file.
-func (k *kubelet) publishLog(p *corev1.Pod, container, file string) error {
+// publishLog tells kwok, which serves the node's kubelet API, where each container's output is: a kwok Logs object
+// named after the pod (owned by it, so it goes with it). `kubectl logs` (with -c for another container than the
+// first) then reads that file.
+func (k *kubelet) publishLog(p *corev1.Pod, ctrs []*containerRun) error {
+	var logs []any
+	for _, c := range ctrs {
+		logs = append(logs, map[string]any{"containers": []string{c.name}, "logsFile": c.log, "follow": true})
+	}
 	obj := map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
 		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace,
 			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "Pod", "name": p.Name, "uid": p.UID}}},
-		"spec": map[string]any{"logs": []any{map[string]any{"containers": []string{container}, "logsFile": file, "follow": true}}},
+		"spec": map[string]any{"logs": logs},
 	}
 	body, err := json.Marshal(obj)
 	if err != nil {

@@ -99,6 +99,7 @@ func TestOnARealControlPlane(t *testing.T) {
 		{"DrainAwareScaleDownDeletesTheMarkedPods", drainAwareScaleDown},
 		{"EventsOnTheDeployment", eventsOnTheDeployment},
 		{"AdvisoryModeLeavesReplicasAlone", advisoryMode},
+		{"ExporterSeriesFollowAScaleUp", exporterSeriesFollowAScaleUp},
 		// The closed loop on llm-d's vLLM emulator (closedloop_test.go): one run, four scenarios.
 		{"ClosedLoopRampAndBurst", closedLoopRampAndBurst(loop)},
 		{"ScaleDownLosesNoRequest", scaleDownLosesNoRequest(loop)},
@@ -466,7 +467,7 @@ func failedScrapesHold(t *testing.T, e *environment) *deployment {
 	if wave := time.Since(waveStart); wave < hold {
 		t.Fatalf("the failure wave lasted %s, less than the hold %s: the check proves nothing", wave, hold)
 	}
-	if r := d.env.kl.running(pod.UID); r == nil || r.starts != 1 {
+	if r := d.env.kl.running(pod.UID); r == nil || r.starts(pod.Spec.Containers[0].Name) != 1 {
 		t.Fatalf("the CPA container restarted during the failure wave (or its pod went away)")
 	}
 	d.fleet.set(load{Demand: idleDemand})

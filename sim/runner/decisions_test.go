@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -42,13 +41,16 @@ type replayCase struct {
 	trace  runner.Trace
 	mode   runner.Mode
 	policy runner.Spec
+	// shared: trace.Spec is a path inside ../shared (the public traces); the
+	// synthetic cases need nothing outside the repository.
+	shared bool
 }
 
 // replayCases are the replays that guard refactors: the demo and the three
 // shared traces in fast mode with seeds 1-3, and the demo in faithful mode
 // (the real binaries through the CPA contract), for policy v2 (the
 // defaults) and v1 (serviceModel=false).
-func replayCases(shared string) []replayCase {
+func replayCases() []replayCase {
 	var cases []replayCase
 	for _, p := range []struct {
 		name string
@@ -57,7 +59,7 @@ func replayCases(shared string) []replayCase {
 		{"v2", runner.Spec{Name: "inferscale"}},
 		{"v1", runner.Spec{Name: "inferscale", Params: map[string]string{"serviceModel": "false"}}},
 	} {
-		for _, c := range policyCases(shared) {
+		for _, c := range policyCases() {
 			c.name, c.policy = p.name+"/"+c.name, p.spec
 			cases = append(cases, c)
 		}
@@ -65,23 +67,24 @@ func replayCases(shared string) []replayCase {
 	return cases
 }
 
-func policyCases(shared string) []replayCase {
+func policyCases() []replayCase {
 	traces := []struct {
-		name string
-		t    runner.Trace
+		name   string
+		t      runner.Trace
+		shared bool
 	}{
-		{"demo", runner.Trace{Spec: "synthetic:demo"}},
-		{"azure-code", runner.Trace{Spec: filepath.Join(shared, "traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv"), Duration: time.Hour}},
-		{"mooncake-conversation", runner.Trace{Spec: filepath.Join(shared, "traces/mooncake_fast25/conversation_trace.jsonl"), Duration: time.Hour}},
-		{"servegen-m-large-day2-5pct", runner.Trace{Spec: filepath.Join(shared, "traces/servegen/servegen_trace_csvs_m-large.tar.gz"),
-			Start: 24 * time.Hour, Duration: 24 * time.Hour, RateFactor: 0.05}},
+		{"demo", runner.Trace{Spec: "synthetic:demo"}, false},
+		{"azure-code", runner.Trace{Spec: "traces/azure_llm_2023/AzureLLMInferenceTrace_code.csv", Duration: time.Hour}, true},
+		{"mooncake-conversation", runner.Trace{Spec: "traces/mooncake_fast25/conversation_trace.jsonl", Duration: time.Hour}, true},
+		{"servegen-m-large-day2-5pct", runner.Trace{Spec: "traces/servegen/servegen_trace_csvs_m-large.tar.gz",
+			Start: 24 * time.Hour, Duration: 24 * time.Hour, RateFactor: 0.05}, true},
 	}
 	var cases []replayCase
 	for _, tr := range traces {
 		for seed := int64(1); seed <= 3; seed++ {
 			t := tr.t
 			t.Seed = seed
-			cases = append(cases, replayCase{name: fmt.Sprintf("%s/seed%d/fast", tr.name, seed), trace: t, mode: runner.Fast})
+			cases = append(cases, replayCase{name: fmt.Sprintf("%s/seed%d/fast", tr.name, seed), trace: t, mode: runner.Fast, shared: tr.shared})
 		}
 	}
 	demo := traces[0].t
@@ -89,9 +92,20 @@ func policyCases(shared string) []replayCase {
 	return append(cases, replayCase{name: "demo/seed1/faithful", trace: demo, mode: runner.Faithful})
 }
 
+// resolve points a shared case's trace into ../shared, or skips the case
+// without it (failing under CI=true); a synthetic case runs anywhere.
+func (c replayCase) resolve(t *testing.T) runner.Trace {
+	t.Helper()
+	tr := c.trace
+	if c.shared {
+		tr.Spec = filepath.Join(testenv.SharedDir(t, "traces"), tr.Spec)
+	}
+	return tr
+}
+
 func replayTimeline(t *testing.T, c replayCase, bin string) timeline {
 	t.Helper()
-	reqs, err := runner.Load(c.trace)
+	reqs, err := runner.Load(c.resolve(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +134,12 @@ func replayTimeline(t *testing.T, c replayCase, bin string) timeline {
 
 // TestDecisionTimelinesUnchanged replays the guard cases and compares every
 // tick's decision with the stored timelines: a refactor changes structure,
-// never a decision.
+// never a decision. Each case is a subtest: on a clone without ../shared the
+// synthetic demo cases run and only the shared traces' cases skip.
 func TestDecisionTimelinesUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays four traces with three seeds")
 	}
-	shared := testenv.SharedDir(t, "traces")
 	bin := testenv.BuildBinaries(t)
 	want := map[string]timeline{}
 	if !*updateDecisions {
@@ -138,36 +152,44 @@ func TestDecisionTimelinesUnchanged(t *testing.T) {
 		}
 	}
 	got := map[string]timeline{}
-	for _, c := range replayCases(shared) {
-		tl := replayTimeline(t, c, bin)
-		got[c.name] = tl
-		if *updateDecisions {
-			continue
-		}
-		w, ok := want[c.name]
-		switch {
-		case !ok:
-			t.Errorf("%s: no stored timeline", c.name)
-		case w != tl:
-			t.Errorf("%s: decisions changed: stored %+v, now %+v", c.name, w, tl)
-		}
+	cases := replayCases()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tl := replayTimeline(t, c, bin)
+			got[c.name] = tl
+			if *updateDecisions {
+				return
+			}
+			w, ok := want[c.name]
+			switch {
+			case !ok:
+				t.Errorf("no stored timeline")
+			case w != tl:
+				t.Errorf("decisions changed: stored %+v, now %+v", w, tl)
+			}
+		})
 	}
 	if *updateDecisions {
-		names := make([]string, 0, len(got))
-		for n := range got {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		b, err := json.MarshalIndent(got, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(timelinesFile), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(timelinesFile, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %d timelines to %s", len(names), timelinesFile)
+		writeTimelines(t, got, len(cases))
 	}
+}
+
+// writeTimelines stores the replayed timelines; it refuses a partial set (a
+// case skipped for want of ../shared), which would drop stored ones.
+func writeTimelines(t *testing.T, got map[string]timeline, cases int) {
+	t.Helper()
+	if len(got) != cases {
+		t.Fatalf("%d of %d cases replayed: -update-decisions rewrites every timeline and needs ../shared", len(got), cases)
+	}
+	b, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(timelinesFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(timelinesFile, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d timelines to %s", len(got), timelinesFile)
 }

@@ -129,15 +129,16 @@ func deepCopyJSON(v map[string]any) (map[string]any, error) {
 	return out, json.Unmarshal(b, &out)
 }
 
-// overlayCustomPodAutoscaler is an overlay's CustomPodAutoscaler as raw YAML data: the base's document with the
-// overlay's JSON patches applied (the forms manifests_test.go resolves: additions to /spec/config/-,
-// replacements of /spec/config/N, a container added to the template and the template's metadata).
-func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
+// overlayCustomPodAutoscalers are an overlay's CustomPodAutoscalers by name as raw YAML data: each of the base's
+// documents with the overlay's JSON patches that target it by name applied (the forms manifests_test.go resolves:
+// additions to /spec/config/-, replacements of /spec/config/N, a container added to the template and the
+// template's metadata).
+func overlayCustomPodAutoscalers(t *testing.T, dir string) map[string]map[string]any {
 	t.Helper()
 	k := loadKustomization(t, dir)
 	baseDir := filepath.Clean(filepath.Join(dir, k.Resources[0]))
 	base := loadKustomization(t, baseDir)
-	var cr map[string]any
+	crs := map[string]map[string]any{}
 	for _, res := range base.Resources {
 		for _, doc := range yamlDocuments(t, filepath.Join(baseDir, res)) {
 			var obj map[string]any
@@ -145,45 +146,57 @@ func overlayCustomPodAutoscaler(t *testing.T, dir string) map[string]any {
 				t.Fatal(err)
 			}
 			if obj["kind"] == "CustomPodAutoscaler" {
-				cr = obj
+				meta, _ := obj["metadata"].(map[string]any)
+				name, _ := meta["name"].(string)
+				crs[name] = obj
 			}
 		}
 	}
-	if cr == nil {
+	if len(crs) == 0 {
 		t.Fatalf("%s: no CustomPodAutoscaler in the base", dir)
 	}
 	for _, p := range k.Patches {
-		var ops []struct {
-			Op    string         `json:"op"`
-			Path  string         `json:"path"`
-			Value map[string]any `json:"value"`
+		cr, ok := crs[p.Target.Name]
+		if !ok {
+			t.Fatalf("%s: patch target %s is no CustomPodAutoscaler of the base", dir, p.Target.Name)
 		}
-		if err := yaml.Unmarshal([]byte(p.Patch), &ops); err != nil {
-			t.Fatalf("%s: patch: %v", dir, err)
-		}
-		spec, _ := cr["spec"].(map[string]any)
-		config, _ := spec["config"].([]any)
-		template, _ := spec["template"].(map[string]any)
-		podSpec, _ := template["spec"].(map[string]any)
-		for _, op := range ops {
-			i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
-			switch {
-			case op.Op == "add" && op.Path == "/spec/config/-":
-				config = append(config, op.Value)
-			case op.Op == "replace" && err == nil && i >= 0 && i < len(config):
-				config[i] = op.Value
-			case op.Op == "add" && op.Path == "/spec/template/spec/containers/-":
-				containers, _ := podSpec["containers"].([]any)
-				podSpec["containers"] = append(containers, op.Value)
-			case op.Op == "add" && op.Path == "/spec/template/metadata":
-				template["metadata"] = op.Value
-			default:
-				t.Fatalf("%s: patch op %s %s is not one this test resolves", dir, op.Op, op.Path)
-			}
-		}
-		spec["config"] = config
+		applyRawPatch(t, dir, cr, p.Patch)
 	}
-	return cr
+	return crs
+}
+
+// applyRawPatch applies one overlay patch's operations to cr.
+func applyRawPatch(t *testing.T, dir string, cr map[string]any, patch string) {
+	t.Helper()
+	var ops []struct {
+		Op    string         `json:"op"`
+		Path  string         `json:"path"`
+		Value map[string]any `json:"value"`
+	}
+	if err := yaml.Unmarshal([]byte(patch), &ops); err != nil {
+		t.Fatalf("%s: patch: %v", dir, err)
+	}
+	spec, _ := cr["spec"].(map[string]any)
+	config, _ := spec["config"].([]any)
+	template, _ := spec["template"].(map[string]any)
+	podSpec, _ := template["spec"].(map[string]any)
+	for _, op := range ops {
+		i, err := strconv.Atoi(strings.TrimPrefix(op.Path, "/spec/config/"))
+		switch {
+		case op.Op == "add" && op.Path == "/spec/config/-":
+			config = append(config, op.Value)
+		case op.Op == "replace" && err == nil && i >= 0 && i < len(config):
+			config[i] = op.Value
+		case op.Op == "add" && op.Path == "/spec/template/spec/containers/-":
+			containers, _ := podSpec["containers"].([]any)
+			podSpec["containers"] = append(containers, op.Value)
+		case op.Op == "add" && op.Path == "/spec/template/metadata":
+			template["metadata"] = op.Value
+		default:
+			t.Fatalf("%s: patch op %s %s is not one this test resolves", dir, op.Op, op.Path)
+		}
+	}
+	spec["config"] = config
 }
 
 func TestOverlaysMatchTheOperatorsCRD(t *testing.T) {
@@ -193,11 +206,13 @@ func TestOverlaysMatchTheOperatorsCRD(t *testing.T) {
 		t.Fatalf("no overlays (%v)", err)
 	}
 	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			for _, p := range s.check(overlayCustomPodAutoscaler(t, dir)) {
-				t.Error(p)
-			}
-		})
+		for name, cr := range overlayCustomPodAutoscalers(t, dir) {
+			t.Run(filepath.Base(dir)+"/"+name, func(t *testing.T) {
+				for _, p := range s.check(cr) {
+					t.Error(p)
+				}
+			})
+		}
 	}
 }
 

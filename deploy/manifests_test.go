@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -214,15 +215,17 @@ func loadBase(t *testing.T, dir string) (*kustomization, *objects) {
 	return k, o
 }
 
-// overlay is a kustomize overlay of deploy/base resolved the way kustomize would for the patches we use.
+// overlay is one CustomPodAutoscaler of a kustomize overlay of a base (deploy/base, or deploy/base-pd with one
+// CR per role), resolved the way kustomize would for the patches we use.
 type overlay struct {
-	name   string
+	name   string // the overlay's directory; for a base with several CRs, directory/CR name
 	k      *kustomization
 	base   *objects
 	cpa    *customPodAutoscaler // the base CR with the overlay's patches applied
 	config map[string]string    // its effective config list
 }
 
+// loadOverlays resolves every overlay under deploy/overlays into one entry per CustomPodAutoscaler of its base.
 func loadOverlays(t *testing.T) []*overlay {
 	t.Helper()
 	root := repoRoot(t)
@@ -232,44 +235,54 @@ func loadOverlays(t *testing.T) []*overlay {
 	}
 	var out []*overlay
 	for _, dir := range dirs {
-		k := loadKustomization(t, dir)
-		if len(k.Resources) != 1 {
-			t.Fatalf("%s: want exactly one resource (the base), got %v", dir, k.Resources)
+		out = append(out, loadOverlay(t, dir)...)
+	}
+	return out
+}
+
+// loadOverlay resolves one overlay directory: each CR of its base with the patches that target it by name.
+func loadOverlay(t *testing.T, dir string) []*overlay {
+	t.Helper()
+	k := loadKustomization(t, dir)
+	if len(k.Resources) != 1 {
+		t.Fatalf("%s: want exactly one resource (the base), got %v", dir, k.Resources)
+	}
+	baseDir := filepath.Clean(filepath.Join(dir, k.Resources[0]))
+	if _, err := os.Stat(filepath.Join(baseDir, "kustomization.yaml")); err != nil {
+		t.Fatalf("%s: resource %s is not a kustomization: %v", dir, k.Resources[0], err)
+	}
+	_, base := loadBase(t, baseDir)
+	if len(base.cpas) == 0 {
+		t.Fatalf("%s: no CustomPodAutoscaler in the base", dir)
+	}
+	patched := map[string]*customPodAutoscaler{}
+	for name, cr := range base.cpas {
+		c := *cr
+		c.Spec.Config = slices.Clone(cr.Spec.Config)
+		c.Spec.Template.Spec = *cr.Spec.Template.Spec.DeepCopy()
+		patched[name] = &c
+	}
+	for _, p := range k.Patches {
+		cr, ok := patched[p.Target.Name]
+		if p.Target.Group != "custompodautoscaler.com" || p.Target.Version != "v1" || p.Target.Kind != "CustomPodAutoscaler" || !ok {
+			t.Fatalf("%s: patch target %+v matches no CustomPodAutoscaler of the base", dir, p.Target)
 		}
-		baseDir := filepath.Clean(filepath.Join(dir, k.Resources[0]))
-		if _, err := os.Stat(filepath.Join(baseDir, "kustomization.yaml")); err != nil {
-			t.Fatalf("%s: resource %s is not a kustomization: %v", dir, k.Resources[0], err)
+		var ops []jsonPatchOp
+		if err := decodeStrict([]byte(p.Patch), &ops); err != nil {
+			t.Fatalf("%s: patch: %v", dir, err)
 		}
-		_, base := loadBase(t, baseDir)
-		ov := &overlay{name: filepath.Base(dir), k: k, base: base}
-		for _, p := range k.Patches {
-			cr, ok := base.cpas[p.Target.Name]
-			if p.Target.Group != "custompodautoscaler.com" || p.Target.Version != "v1" || p.Target.Kind != "CustomPodAutoscaler" || !ok {
-				t.Fatalf("%s: patch target %+v matches no CustomPodAutoscaler of the base", dir, p.Target)
-			}
-			var ops []jsonPatchOp
-			if err := decodeStrict([]byte(p.Patch), &ops); err != nil {
-				t.Fatalf("%s: patch: %v", dir, err)
-			}
-			patched := *cr
-			patched.Spec.Config = slices.Clone(cr.Spec.Config)
-			patched.Spec.Template.Spec = *cr.Spec.Template.Spec.DeepCopy()
-			for _, op := range ops {
-				if err := applyOp(&patched, op); err != nil {
-					t.Fatalf("%s: patch op %s %s: %v", dir, op.Op, op.Path, err)
-				}
-			}
-			ov.cpa = &patched
-		}
-		if ov.cpa == nil {
-			if len(base.cpas) != 1 {
-				t.Fatalf("%s: want one CustomPodAutoscaler in the base", dir)
-			}
-			for _, cr := range base.cpas {
-				ov.cpa = cr
+		for _, op := range ops {
+			if err := applyOp(cr, op); err != nil {
+				t.Fatalf("%s: patch op %s %s: %v", dir, op.Op, op.Path, err)
 			}
 		}
-		ov.config = map[string]string{}
+	}
+	var out []*overlay
+	for _, name := range slices.Sorted(maps.Keys(patched)) {
+		ov := &overlay{name: filepath.Base(dir), k: k, base: base, cpa: patched[name], config: map[string]string{}}
+		if len(patched) > 1 {
+			ov.name += "/" + name
+		}
 		for _, e := range ov.cpa.Spec.Config {
 			if _, dup := ov.config[e.Name]; dup {
 				t.Errorf("overlay %s: config key %s set twice (the operator would emit two env vars)", ov.name, e.Name)
@@ -329,17 +342,33 @@ func applyOp(cr *customPodAutoscaler, op jsonPatchOp) error {
 	return nil
 }
 
+// bases are the kustomize bases under deploy/ and how many autoscalers (each with its scale target, Role,
+// RoleBinding and ServiceAccount) each holds: the unified example, and the prefill/decode pair (one per role).
+var bases = map[string]int{"base": 1, "base-pd": 2}
+
 func TestEveryManifestDecodesStrictly(t *testing.T) {
 	root := repoRoot(t)
+<<<<<<< HEAD
 	k, o := loadBase(t, filepath.Join(root, "deploy", "base"))
 	if len(o.cpas) != 1 || len(o.deploys) != 1 || len(o.roles) != 1 || len(o.bindings) != 1 || len(o.sas) != 1 {
 		t.Fatalf("base: want one each of CustomPodAutoscaler, Deployment, Role, RoleBinding, ServiceAccount; got %d %d %d %d %d",
 			len(o.cpas), len(o.deploys), len(o.roles), len(o.bindings), len(o.sas))
 	}
 	// Every YAML file under deploy/ is listed by a kustomization (testdata holds the tests' inputs, not manifests).
+=======
+	// Every YAML file under deploy/ is listed by a base's kustomization.
+>>>>>>> pd-s2
 	listed := map[string]bool{}
-	for _, r := range k.Resources {
-		listed[filepath.Join(root, "deploy", "base", r)] = true
+	for dir, n := range bases {
+		k, o := loadBase(t, filepath.Join(root, "deploy", dir))
+		if len(o.cpas) != n || len(o.deploys) != n || len(o.roles) != n || len(o.bindings) != n || len(o.sas) != n {
+			t.Fatalf("%s: want %d each of CustomPodAutoscaler, Deployment, Role, RoleBinding, ServiceAccount; got %d %d %d %d %d",
+				dir, n, len(o.cpas), len(o.deploys), len(o.roles), len(o.bindings), len(o.sas))
+		}
+		for _, r := range k.Resources {
+			listed[filepath.Join(root, "deploy", dir, r)] = true
+		}
+		checkNamespaces(t, dir, k, o)
 	}
 	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && d.Name() == "testdata" {
@@ -356,11 +385,15 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Namespaced objects carry the kustomization's namespace (kustomize would set it anyway; a different one in
-	// the RoleBinding subject would silently bind nothing).
+}
+
+// checkNamespaces holds that a base's namespaced objects carry its kustomization's namespace (kustomize would set
+// it anyway; a different one in the RoleBinding subject would silently bind nothing) and that it creates it.
+func checkNamespaces(t *testing.T, dir string, k *kustomization, o *objects) {
+	t.Helper()
 	check := func(kind, name, ns string) {
 		if ns != k.Namespace {
-			t.Errorf("%s %s: namespace %q, want %q", kind, name, ns, k.Namespace)
+			t.Errorf("%s: %s %s: namespace %q, want %q", dir, kind, name, ns, k.Namespace)
 		}
 	}
 	for _, v := range o.sas {
@@ -388,7 +421,7 @@ func TestEveryManifestDecodesStrictly(t *testing.T) {
 		check("CustomPodAutoscaler", v.Name, v.Namespace)
 	}
 	if _, ok := o.namespaces[k.Namespace]; !ok {
-		t.Errorf("base does not create its namespace %s", k.Namespace)
+		t.Errorf("%s does not create its namespace %s", dir, k.Namespace)
 	}
 }
 

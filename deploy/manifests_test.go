@@ -348,16 +348,7 @@ var bases = map[string]int{"base": 1, "base-pd": 2}
 
 func TestEveryManifestDecodesStrictly(t *testing.T) {
 	root := repoRoot(t)
-<<<<<<< HEAD
-	k, o := loadBase(t, filepath.Join(root, "deploy", "base"))
-	if len(o.cpas) != 1 || len(o.deploys) != 1 || len(o.roles) != 1 || len(o.bindings) != 1 || len(o.sas) != 1 {
-		t.Fatalf("base: want one each of CustomPodAutoscaler, Deployment, Role, RoleBinding, ServiceAccount; got %d %d %d %d %d",
-			len(o.cpas), len(o.deploys), len(o.roles), len(o.bindings), len(o.sas))
-	}
-	// Every YAML file under deploy/ is listed by a kustomization (testdata holds the tests' inputs, not manifests).
-=======
-	// Every YAML file under deploy/ is listed by a base's kustomization.
->>>>>>> pd-s2
+	// Every YAML file under deploy/ is listed by a base's kustomization (testdata holds the tests' inputs, not manifests).
 	listed := map[string]bool{}
 	for dir, n := range bases {
 		k, o := loadBase(t, filepath.Join(root, "deploy", dir))

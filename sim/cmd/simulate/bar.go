@@ -111,12 +111,12 @@ func howFlag(name string) bool {
 	return false
 }
 
-// cellFlags are the flags set on the command line that define the cells
-// and the policy, as -name=value in name order.
+// cellFlags are the flags set on the command line that define the cells,
+// as -name=value in name order (not -policy: the report has it).
 func cellFlags(fs *flag.FlagSet) []string {
 	out := []string{}
 	fs.Visit(func(f *flag.Flag) {
-		if !howFlag(f.Name) {
+		if !howFlag(f.Name) && f.Name != "policy" {
 			out = append(out, "-"+f.Name+"="+f.Value.String())
 		}
 	})

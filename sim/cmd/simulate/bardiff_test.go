@@ -92,10 +92,10 @@ func TestBarReportArgsLeaveOutHowFlags(t *testing.T) {
 	fs.Bool("markdown", false, "")
 	fs.Int("j", 2, "")
 	fs.String("seeds", "1,2,3", "") // not set: not recorded
-	for _, name := range []string{"json", "cache", "only"} {
+	for _, name := range []string{"json", "cache", "only", "policy"} {
 		fs.String(name, "", "")
 	}
-	if err := fs.Parse([]string{"-quick", "-j", "1", "-json", "x.json", "-cache", "", "-only", "demo", "-markdown"}); err != nil {
+	if err := fs.Parse([]string{"-quick", "-j", "1", "-json", "x.json", "-cache", "", "-only", "demo", "-markdown", "-policy", "kpa"}); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(cellFlags(fs), " ")

@@ -145,7 +145,7 @@ bar-delta:
 	@base=$$(git rev-parse --verify --quiet '$(BASE)^{commit}') || { echo "bar-delta: BASE=$(BASE) is not a commit" >&2; exit 2; }; \
 	short=$$(git rev-parse --short $$base); head=$$(git rev-parse --short HEAD); \
 	test -z "$$(git status --porcelain)" || head="$$head + uncommitted changes"; \
-	tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/src" >/dev/null 2>&1; git worktree prune; rm -rf "$$tmp"' EXIT; \
+	tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/src" >/dev/null 2>&1; git worktree prune; rm -rf "$$tmp"' EXIT; trap 'exit 130' INT TERM HUP; \
 	set -e; t0=$$(date +%s); \
 	git worktree add --detach --quiet "$$tmp/src" $$base; \
 	(cd "$$tmp/src" && $(GOFLAGS_STATIC) $(GO) build -trimpath -o "$$tmp/bin/simulate" ./sim/cmd/simulate); \

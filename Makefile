@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick bar-day
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick bar-day bar-delta
 
 all: build
 
@@ -133,3 +133,29 @@ bar-quick: simulate
 ## bar-day: issue 14's 24 h day (ServeGen m-large day 2 at 40 %), seed 1, GPU speed 1, both startups (2 cells)
 bar-day: simulate
 	$(BIN)/simulate bar -quick -day -speeds 1 -only servegen-day -markdown -policy '$(POLICY)' -shared $(SHARED)
+
+## bar-delta: what a change moved on the bar, as Markdown for its commit message: bin/simulate of BASE (default:
+## where this branch left main, git merge-base main HEAD) built in a temporary git worktree (removed afterwards),
+## the bar cells run by BASE and by the working tree with the same BARFLAGS (default -quick; e.g. '-quick -stress'
+## or '-quick -only demo') and POLICY, then simulate bar-diff of the two. BASE must have simulate bar -json.
+BASE ?= $(shell git merge-base main HEAD 2>/dev/null || echo main)
+BARFLAGS ?= -quick
+bar-delta:
+	@$(MAKE) --no-print-directory simulate $(if $(findstring faithful,$(BARFLAGS)),build) >&2
+	@base=$$(git rev-parse --verify --quiet '$(BASE)^{commit}') || { echo "bar-delta: BASE=$(BASE) is not a commit" >&2; exit 2; }; \
+	short=$$(git rev-parse --short $$base); head=$$(git rev-parse --short HEAD); \
+	test -z "$$(git status --porcelain)" || head="$$head + uncommitted changes"; \
+	tmp=$$(mktemp -d); trap 'git worktree remove --force "$$tmp/src" >/dev/null 2>&1; git worktree prune; rm -rf "$$tmp"' EXIT; trap 'exit 130' INT TERM HUP; \
+	set -e; t0=$$(date +%s); \
+	git worktree add --detach --quiet "$$tmp/src" $$base; \
+	(cd "$$tmp/src" && $(GOFLAGS_STATIC) $(GO) build -trimpath -o "$$tmp/bin/simulate" ./sim/cmd/simulate); \
+	case '$(BARFLAGS)' in *faithful*) (cd "$$tmp/src" && $(GOFLAGS_STATIC) $(GO) build -trimpath -o "$$tmp/bin/" ./metric ./evaluate);; esac; \
+	"$$tmp/bin/simulate" bar -h 2>&1 | grep -q -- '-json' || \
+	  { echo "bar-delta: BASE $$short's simulate bar has no -json flag (it predates simulate bar-diff): pick a later BASE" >&2; exit 2; }; \
+	t1=$$(date +%s); \
+	$(BIN)/simulate bar $(BARFLAGS) -policy '$(POLICY)' -shared $(SHARED) -bin $(BIN) -json "$$tmp/new.json" >/dev/null; \
+	t2=$$(date +%s); \
+	"$$tmp/bin/simulate" bar $(BARFLAGS) -policy '$(POLICY)' -shared $(SHARED) -bin "$$tmp/bin" -json "$$tmp/old.json" >/dev/null; \
+	t3=$$(date +%s); \
+	$(BIN)/simulate bar-diff -old-label "$$short" -new-label "$$head" "$$tmp/old.json" "$$tmp/new.json"; \
+	echo "bar-delta: BASE $$short built in $$((t1-t0)) s; the cells took $$((t2-t1)) s (working tree), $$((t3-t2)) s (BASE)" >&2

@@ -232,46 +232,46 @@ func (s Settings) Config(c Case) engine.Config {
 
 // Row is one cell's outcome.
 type Row struct {
-	Case string
+	Case string `json:"case"`
 
 	// The policy.
-	Attainment   float64 // TTFT attainment of the feasible requests
-	GPUHours     float64
-	Killed       int // by scale-down
-	Unfinished   int // at the end of the replay
-	FlapsPerHour float64
+	Attainment   float64 `json:"attainment"` // TTFT attainment of the feasible requests
+	GPUHours     float64 `json:"gpuHours"`
+	Killed       int     `json:"killed"`     // by scale-down
+	Unfinished   int     `json:"unfinished"` // at the end of the replay
+	FlapsPerHour float64 `json:"flapsPerHour"`
 	// DownsInBreach counts scale-downs while the TTFT objective was
 	// breached (Breach.DownsInBreach).
-	DownsInBreach int
+	DownsInBreach int `json:"downsInBreach"`
 	// StaticShare is the workload's (0: below the static fleet).
-	StaticShare float64
+	StaticShare float64 `json:"staticShare,omitempty"`
 
 	// The clairvoyant oracle (OracleOK false: none found).
-	OracleOK         bool
-	OracleTarget     float64 // the target it was searched for (below Target when that is out of reach)
-	OracleAttainment float64
-	OracleGPUHours   float64
-	OracleMeanFleet  float64 // GPU-hours ÷ hours: pods on average
+	OracleOK         bool    `json:"oracleOK"`
+	OracleTarget     float64 `json:"oracleTarget"` // the target it was searched for (below Target when that is out of reach)
+	OracleAttainment float64 `json:"oracleAttainment"`
+	OracleGPUHours   float64 `json:"oracleGPUHours"`
+	OracleMeanFleet  float64 `json:"oracleMeanFleet"` // GPU-hours ÷ hours: pods on average
 
 	// The cheapest static fleet (warm) whose attainment is at least the
 	// policy's; StaticN 0 when none up to MaxReplicas is.
-	StaticN          int
-	StaticGPUHours   float64
-	StaticAttainment float64
+	StaticN          int     `json:"staticN"`
+	StaticGPUHours   float64 `json:"staticGPUHours"`
+	StaticAttainment float64 `json:"staticAttainment"`
 
-	Verdict Verdict
+	Verdict Verdict `json:"verdict"`
 }
 
 // Verdict is a row's pass or fail per criterion; NearOracle is nil where
 // it does not apply (the oracle's fleet is small, or there is none).
 type Verdict struct {
-	Attainment     bool
-	BelowStatic    bool
-	NearOracle     *bool
-	NoKills        bool
-	FewFlaps       bool
-	NoDownInBreach bool
-	AttainmentBar  float64 // the attainment the row had to reach
+	Attainment     bool    `json:"attainment"`
+	BelowStatic    bool    `json:"belowStatic"`
+	NearOracle     *bool   `json:"nearOracle"` // null: n/a
+	NoKills        bool    `json:"noKills"`
+	FewFlaps       bool    `json:"fewFlaps"`
+	NoDownInBreach bool    `json:"noDownInBreach"`
+	AttainmentBar  float64 `json:"attainmentBar"` // the attainment the row had to reach
 }
 
 // All reports whether every applicable criterion passed.

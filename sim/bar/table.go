@@ -49,12 +49,6 @@ var header = []string{"case", "TTFT ok", "GPU-h", "killed", "unfin.", "flaps/h",
 	"static n", "static GPU-h", "down@breach", "att", "<static", "≤1.15×orc", "0 killed", "flaps", "no down@breach", "all"}
 
 func cells(r Row) []string {
-	mark := func(ok bool) string {
-		if ok {
-			return "pass"
-		}
-		return "FAIL"
-	}
 	orcOK, orcGPU, orcFleet := "-", "-", "-"
 	if r.OracleOK {
 		orcOK = pct(r.OracleAttainment)

@@ -32,6 +32,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	clear := fs.Bool("clear-cache", false, "empty the cache first (a cold run)")
 	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
 	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
+	jsonOut := fs.String("json", "", "also write the cells' results to this file as JSON (simulate bar-diff compares two)")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
@@ -77,17 +78,91 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	r := &bar.Runner{Settings: bar.DefaultSettings(), Policy: sp, Jobs: *jobs, Log: log, Cache: &bar.Cache{Dir: *cacheDir},
 		Options: runner.Options{Mode: m, BinDir: *bin, CPA: inferscale.DefaultCPA()}}
+	report, err := createReport(*jsonOut)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	log.Info("bar matrix", "policy", sp.String(), "cells", len(cases), "jobs", *jobs, "cache", *cacheDir)
 	rows, err := r.Run(ctx, cases)
 	if err != nil {
+		report.abandon()
 		return err
 	}
 	fmt.Printf("bar matrix for %s: %d cells, TTFT SLO 2 s, target 99%%, wall %.0fs\n", sp, len(rows), time.Since(start).Seconds())
+	if err := report.write(bar.Report{Policy: sp.String(), Args: cellFlags(fs), Rows: rows}); err != nil {
+		return err
+	}
 	if *markdown {
 		return bar.WriteMarkdown(os.Stdout, rows)
 	}
 	return bar.WriteTable(os.Stdout, rows)
+}
+
+// howFlag reports whether a flag changes only how the cells are evaluated
+// or where the results go, not which cells there are or what they
+// measure: a report leaves these out of its Args, so two runs from
+// different places compare equal.
+func howFlag(name string) bool {
+	switch name {
+	case "json", "markdown", "j", "cache", "clear-cache", "bin":
+		return true
+	}
+	return false
+}
+
+// cellFlags are the flags set on the command line that define the cells,
+// as -name=value in name order (not -policy: the report has it).
+func cellFlags(fs *flag.FlagSet) []string {
+	out := []string{}
+	fs.Visit(func(f *flag.Flag) {
+		if !howFlag(f.Name) && f.Name != "policy" {
+			out = append(out, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return out
+}
+
+// reportFile is the -json file, created before the cells run so that a
+// path that cannot be written fails at once; nil without -json.
+type reportFile struct {
+	path string
+	f    *os.File
+}
+
+func createReport(path string) (*reportFile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-json: %w", err)
+	}
+	return &reportFile{path: path, f: f}, nil
+}
+
+// write writes the report and closes the file.
+func (r *reportFile) write(rep bar.Report) error {
+	if r == nil {
+		return nil
+	}
+	if err := bar.WriteReport(r.f, rep); err != nil {
+		r.abandon()
+		return err
+	}
+	if err := r.f.Close(); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
+}
+
+// abandon closes and removes the file: no half report is left behind.
+func (r *reportFile) abandon() {
+	if r == nil {
+		return
+	}
+	r.f.Close()
+	os.Remove(r.path)
 }
 
 func parseInts(s string) ([]int64, error) {

@@ -6,7 +6,8 @@
 //	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
 //	simulate tune  -trace ... [-policy inferscale|hpa-queue|...] -target 0.99 [-out policy.yaml]  (inferscale: writes a policyFile)
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
-//	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown]  (issue 9's bar matrix)
+//	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown] [-json FILE]  (issue 9's bar matrix)
+//	simulate bar-diff OLD.json NEW.json   (what moved between two bar runs, as Markdown: make bar-delta)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)
 //	simulate profile [-gpu-speed F] [-prompt N]   (the fleet model as inferscale's profile setting)
 //	simulate history -prometheus URL -selector '{namespace="x",job="vllm"}' -start T -end T [-out policy.yaml]
@@ -45,7 +46,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|bar-diff|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -59,6 +60,8 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdTune(ctx, args[1:], log)
 	case "bar":
 		return cmdBar(ctx, args[1:], log)
+	case "bar-diff":
+		return cmdBarDiff(args[1:], os.Stdout)
 	case "policies":
 		return cmdPolicies(os.Stdout)
 	case "decisions":
@@ -68,10 +71,10 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	case "profile":
 		return cmdProfile(args[1:], os.Stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, policies, decisions, history or profile)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, bar-diff, policies, decisions, history or profile)\n", args[0])
 	return errUsage
 }
 

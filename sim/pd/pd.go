@@ -49,6 +49,9 @@ type Result struct {
 	// UserMet counts the requests whose UserTTFT is within SLOSeconds.
 	UserMet    int
 	SLOSeconds float64
+	// Infeasible is the requests no pair serves in time (Infeasible; 0
+	// unless the caller sets it).
+	Infeasible int
 }
 
 // UserAttainment is the share of all requests that met the user's TTFT
@@ -159,4 +162,28 @@ func RunDecode(ctx context.Context, reqs []workload.Request, pre *engine.Result,
 		return nil, fmt.Errorf("decode pool: %w", err)
 	}
 	return Compose(reqs, pre, dec, from, transferPerToken, slo)
+}
+
+// FeasibleUserAttainment is UserAttainment over the requests that could
+// meet the user's objective at all (all but Infeasible).
+func (r *Result) FeasibleUserAttainment() float64 {
+	n := len(r.UserTTFT) - r.Infeasible
+	if n <= 0 {
+		return 1
+	}
+	return float64(r.UserMet) / float64(n)
+}
+
+// Infeasible counts the requests whose prompt alone, prefilled on an idle
+// prefill pod of model m and transferred, takes longer than slo: no pair
+// of policies serves them in time.
+func Infeasible(reqs []workload.Request, m engine.Model, transferPerToken, slo float64) int {
+	n := 0
+	for _, r := range reqs {
+		in := max(r.InputTokens, 1)
+		if m.IsolatedTTFT(in)+transferPerToken*float64(in) > slo {
+			n++
+		}
+	}
+	return n
 }

@@ -124,3 +124,14 @@ func TestDecodeRequestsChecksLengths(t *testing.T) {
 		t.Error("no error for one TTFT per two requests")
 	}
 }
+
+func TestInfeasibleCountsPromptsTooLongForTheObjective(t *testing.T) {
+	m := engine.DefaultConfig().Model
+	reqs := []workload.Request{{InputTokens: 1000}, {InputTokens: 120000}}
+	if got := Infeasible(reqs, m, 0, 2); got != 1 {
+		t.Errorf("infeasible %d, want 1 (the 120k-token prompt)", got)
+	}
+	if got := Infeasible(reqs[:1], m, 1e-2, 2); got != 1 {
+		t.Errorf("infeasible %d, want 1 (10 s of transfer)", got)
+	}
+}

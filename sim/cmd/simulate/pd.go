@@ -31,7 +31,7 @@ type pdFlags struct {
 
 func (f *pdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefillPolicies, "prefill-policies", "inferscale:role=prefill;keda-queue", "the prefill pool's policies, separated by ';'")
-	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode,itlSLO=50ms;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed)")
+	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed; inferscale without itlSLO gets -tpot)")
 	fs.Float64Var(&f.transfer, "transfer-per-token", pd.DefaultTransferPerToken, "KV transfer time per prompt token, seconds (the default: Llama-3.1-8B's 128 KiB of KV per token over half a 400 Gb/s RDMA NIC)")
 	fs.Float64Var(&f.prefillSLO, "prefill-slo", 0, "the prefill leg's TTFT objective, seconds; the decode leg gets -slo minus it (0: three quarters of -slo)")
 	fs.Float64Var(&f.decodeStartup, "decode-startup", 0, "median startup of a decode pod, seconds (0: -startup)")
@@ -134,7 +134,7 @@ func parsePD(args []string) (*pdSetup, error) {
 	if s.prefill, err = poolSpecs("prefill", f.prefillPolicies, s.pcfg, s.opts); err != nil {
 		return nil, err
 	}
-	if s.decod, err = poolSpecs("decode", f.decodePolicies, s.dcfg, s.opts); err != nil {
+	if s.decod, err = poolSpecs("decode", withITL(f.decodePolicies, c.tpot), s.dcfg, s.opts); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -154,6 +154,23 @@ func poolSpecs(pool, list string, cfg engine.Config, opts runner.Options) ([]run
 		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
 	}
 	return specs, nil
+}
+
+// withITL gives every inferscale spec of list without an itlSLO the
+// decode pool's inter-token objective.
+func withITL(list string, tpot float64) string {
+	specs, err := runner.ParseSpecs(list)
+	if err != nil {
+		return list // poolSpecs reports it
+	}
+	parts := make([]string, len(specs))
+	for i, sp := range specs {
+		if sp.Name == "inferscale" && sp.Params["itlSLO"] == "" {
+			sp.Params["itlSLO"] = strconv.FormatFloat(tpot, 'g', -1, 64) + "s"
+		}
+		parts[i] = sp.String()
+	}
+	return strings.Join(parts, ";")
 }
 
 // scaleOutputs multiplies every request's output tokens by f (at least 1).

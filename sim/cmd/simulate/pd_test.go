@@ -18,7 +18,8 @@ func TestPDRejectsBadFlags(t *testing.T) {
 		{[]string{"-output-scale", "0"}, "-output-scale"},
 		{[]string{"-decode-gpu-speed", "-1"}, "-decode-gpu-speed"},
 		{[]string{"-prefill-policies", "nosuch"}, "-prefill-policies"},
-		{[]string{"-decode-policies", "inferscale:role=decode"}, "itlSLO"},
+		{[]string{"-decode-policies", "inferscale:role=decode,itlSLO=nosuch"}, "itlSLO"},
+		{[]string{"-prefill-policies", "inferscale:role=prefill,itlSLO=50ms"}, "itlSLO"},
 		{[]string{"-decode-policies", "static"}, "cheapest static pair"},
 		{[]string{"-prefill-policies", "oracle"}, "-prefill-policies"},
 		{[]string{"stray"}, "unexpected"},
@@ -27,6 +28,13 @@ func TestPDRejectsBadFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("pd %v: error %v, want one naming %q", tc.args, err, tc.want)
 		}
+	}
+	s, err := parsePD([]string{"-tpot", "0.04", "-decode-policies", "inferscale:role=decode;inferscale:role=decode,itlSLO=30ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.decod[0].Params["itlSLO"] + " " + s.decod[1].Params["itlSLO"]; got != "0.04s 30ms" {
+		t.Errorf("decode itlSLOs %q, want -tpot's where none is set: \"0.04s 30ms\"", got)
 	}
 	if err := dispatch(context.Background(), []string{"pd", "-nosuchflag"}, quietLog()); err == nil {
 		t.Error("pd -nosuchflag accepted")

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -17,28 +16,13 @@ import (
 func TestPrefilledRequestSkipsPrefillComputeButHoldsItsKV(t *testing.T) {
 	cfg := DefaultConfig()
 	req := workload.Request{Arrival: time.Second, InputTokens: 8000, OutputTokens: 51, Prefilled: true}
-	e, err := New(cfg, &sliceSource{reqs: []workload.Request{req}}, fixed{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, res := replayOne(t, cfg, req)
 	m := cfg.Model
-	wantTTFT := m.Iteration(1, AttnPairs(1, 7999), 0, 8000)
-	if got := float64(res.TTFT[0]); math.Abs(got-wantTTFT) > 1e-6 {
-		t.Errorf("prefilled TTFT %.6f, want one 1-token iteration over 8000 KV tokens %.6f", got, wantTTFT)
-	}
+	// One 1-token iteration over the 8000 transferred KV tokens, then the
+	// decode of a locally prefilled request.
+	checkTimeline(t, m, res, 1, m.Iteration(1, AttnPairs(1, 7999), 0, 8000), 8000, 51)
 	if full := m.IsolatedTTFT(8000); float64(res.TTFT[0]) > full/10 {
 		t.Errorf("prefilled TTFT %.4f is not far below a local prefill's %.4f", res.TTFT[0], full)
-	}
-	wantEnd := 1 + wantTTFT
-	for k := 0; k < 50; k++ {
-		wantEnd += m.DecodeStep(1, 8001+k)
-	}
-	if math.Abs(res.EndSeconds-wantEnd) > 1e-6 {
-		t.Errorf("finished at %.6f, want %.6f (decode over the whole prompt's KV)", res.EndSeconds, wantEnd)
 	}
 	if got := e.pods[0].promptTotal; got != 8000 {
 		t.Errorf("prompt tokens counted %g, want 8000 (vLLM counts a transferred prompt in full)", got)

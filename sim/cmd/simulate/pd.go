@@ -31,7 +31,7 @@ type pdFlags struct {
 
 func (f *pdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefillPolicies, "prefill-policies", "inferscale:role=prefill;keda-queue", "the prefill pool's policies, separated by ';'")
-	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed; inferscale without itlSLO gets -tpot)")
+	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed; inferscale without itlSLO gets -tpot; ratio:k=K keeps ⌈K × the prefill pool's replicas⌉)")
 	fs.Float64Var(&f.transfer, "transfer-per-token", pd.DefaultTransferPerToken, "KV transfer time per prompt token, seconds (the default: Llama-3.1-8B's 128 KiB of KV per token over half a 400 Gb/s RDMA NIC)")
 	fs.Float64Var(&f.prefillSLO, "prefill-slo", 0, "the prefill leg's TTFT objective, seconds; the decode leg gets -slo minus it (0: three quarters of -slo)")
 	fs.Float64Var(&f.decodeStartup, "decode-startup", 0, "median startup of a decode pod, seconds (0: -startup)")
@@ -145,15 +145,42 @@ func poolSpecs(pool, list string, cfg engine.Config, opts runner.Options) ([]run
 	if err != nil {
 		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
 	}
+	var checked []runner.Spec
 	for _, sp := range specs {
-		if sp.Name == runner.Oracle || (sp.Name == "static" && sp.Params["replicas"] == "") {
+		switch {
+		case sp.Name == runner.Oracle || (sp.Name == "static" && sp.Params["replicas"] == ""):
 			return nil, fmt.Errorf("-%s-policies: %s is reported on its own (the oracle and the cheapest static pair), name a policy", pool, sp)
+		case sp.Name == ratioPolicy && pool == "decode":
+			if _, err := ratioK(sp); err != nil {
+				return nil, fmt.Errorf("-decode-policies: %w", err)
+			}
+		case sp.Name == ratioPolicy:
+			return nil, fmt.Errorf("-%s-policies: %s follows the prefill pool: a decode policy", pool, sp)
+		default:
+			checked = append(checked, sp)
 		}
 	}
-	if err := runner.Check(specs, cfg, opts); err != nil {
+	if err := runner.Check(checked, cfg, opts); err != nil {
 		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
 	}
 	return specs, nil
+}
+
+// ratioPolicy is the decode pool's fixed-ratio peer (pd.Ratio):
+// "ratio:k=0.2" keeps ⌈0.2 × the prefill pool's replicas⌉.
+const ratioPolicy = "ratio"
+
+func ratioK(sp runner.Spec) (float64, error) {
+	for k := range sp.Params {
+		if k != "k" {
+			return 0, fmt.Errorf("%s: unknown parameter %q (ratio takes k)", sp, k)
+		}
+	}
+	k, err := strconv.ParseFloat(sp.Params["k"], 64)
+	if err != nil || !(k > 0) || math.IsInf(k, 0) {
+		return 0, fmt.Errorf("%s: want k=<decode pods per prefill pod, > 0>", sp)
+	}
+	return k, nil
 }
 
 // withITL gives every inferscale spec of list without an itlSLO the
@@ -197,6 +224,25 @@ func (s *pdSetup) replayer(cfg engine.Config, sp runner.Spec) pd.Replay {
 	}
 }
 
+// decodeReplayer is replayer for the decode pool, where the ratio peer
+// follows the prefill replay pre.
+func (s *pdSetup) decodeReplayer(sp runner.Spec, pre *engine.Result) (pd.Replay, error) {
+	if sp.Name != ratioPolicy {
+		return s.replayer(s.dcfg, sp), nil
+	}
+	k, err := ratioK(sp)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := pd.NewRatio(k, pre)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
+		return runner.Run(ctx, s.dcfg, reqs, &runner.Built{Policy: pol, Close: func() error { return nil }})
+	}, nil
+}
+
 // rows replays every pair (each prefill replay once), then the cheapest
 // static pair and the oracle pair.
 func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.Logger) ([]pdRow, error) {
@@ -208,7 +254,11 @@ func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.L
 			return nil, fmt.Errorf("prefill pool: %w", err)
 		}
 		for _, ds := range s.decod {
-			r, err := pd.RunDecode(ctx, reqs, pre, s.replayer(s.dcfg, ds), s.f.transfer, s.c.slo)
+			dec, err := s.decodeReplayer(ds, pre)
+			if err != nil {
+				return nil, err
+			}
+			r, err := pd.RunDecode(ctx, reqs, pre, dec, s.f.transfer, s.c.slo)
 			if err != nil {
 				return nil, err
 			}

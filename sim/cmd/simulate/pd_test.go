@@ -23,6 +23,10 @@ func TestPDRejectsBadFlags(t *testing.T) {
 		{[]string{"-decode-policies", "static"}, "cheapest static pair"},
 		{[]string{"-prefill-policies", "oracle"}, "-prefill-policies"},
 		{[]string{"stray"}, "unexpected"},
+		{[]string{"-decode-policies", "ratio"}, "want k="},
+		{[]string{"-decode-policies", "ratio:k=-1"}, "want k="},
+		{[]string{"-decode-policies", "ratio:k=1,x=2"}, "unknown parameter"},
+		{[]string{"-prefill-policies", "ratio:k=1"}, "a decode policy"},
 	} {
 		_, err := parsePD(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -44,12 +48,12 @@ func TestPDRejectsBadFlags(t *testing.T) {
 func TestPDPrintsOneRowPerPair(t *testing.T) {
 	var b strings.Builder
 	err := cmdPD(context.Background(), []string{"-quiet", "-duration", "3m", "-oracle=false",
-		"-prefill-policies", "static:replicas=2;keda-queue", "-decode-policies", "static:replicas=3"}, &b, quietLog())
+		"-prefill-policies", "static:replicas=2;keda-queue", "-decode-policies", "static:replicas=3;ratio:k=1.5"}, &b, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"| static:replicas=2 + static:replicas=3 |", "| keda-queue + static:replicas=3 |", "KV transfer 5 µs/token"} {
+	for _, want := range []string{"| static:replicas=2 + static:replicas=3 |", "| keda-queue + static:replicas=3 |", "| static:replicas=2 + ratio:k=1.5 |", "KV transfer 5 µs/token"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -256,7 +256,12 @@ func (e *Engine) arrive(w workload.Request) {
 	e.lastArrive = e.now
 	q := &request{id: id, arrival: e.now, in: max(w.InputTokens, 1), out: max(w.OutputTokens, 1), firstToken: -1, heapIdx: -1}
 	q.prefillLeft = q.in
-	if e.cfg.Model.IsolatedTTFT(q.in) > e.cfg.TTFTSLOSeconds {
+	if w.Prefilled {
+		// The prompt's KV arrives with the request: only its last token
+		// is computed (it yields the logits of the first output token).
+		q.preloaded, q.prefillLeft = q.in-1, 1
+	}
+	if e.cfg.Model.IsolatedTTFT(q.prefillLeft) > e.cfg.TTFTSLOSeconds {
 		e.res.Infeasible++
 	}
 	if q.in+q.out > e.cfg.Model.MaxModelLen || q.in+q.out > e.cfg.Model.KVCapacity {

@@ -206,19 +206,35 @@ func TestCalibrationReproducesPublishedPrefill(t *testing.T) {
 
 func TestEngineMatchesTimeModelForOneRequest(t *testing.T) {
 	cfg := DefaultConfig()
-	src := &sliceSource{reqs: []workload.Request{{Arrival: time.Second, InputTokens: 1000, OutputTokens: 101}}}
-	res, err := Run(context.Background(), cfg, src, fixed{1})
+	_, res := replayOne(t, cfg, workload.Request{Arrival: time.Second, InputTokens: 1000, OutputTokens: 101})
+	checkTimeline(t, cfg.Model, res, 1, cfg.Model.Iteration(1000, AttnPairs(1000, 0), 0, 1000), 1000, 101)
+}
+
+// replayOne replays req alone on one warm pod.
+func replayOne(t *testing.T, cfg Config, req workload.Request) (*Engine, *Result) {
+	t.Helper()
+	e, err := New(cfg, &sliceSource{reqs: []workload.Request{req}}, fixed{1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := cfg.Model
-	wantTTFT := m.Iteration(1000, AttnPairs(1000, 0), 0, 1000)
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, res
+}
+
+// checkTimeline checks a lone request's TTFT and its end: out-1 decode
+// steps of one sequence after the first token, over in+1, in+2, … KV
+// tokens.
+func checkTimeline(t *testing.T, m Model, res *Result, arrival, wantTTFT float64, in, out int) {
+	t.Helper()
 	if got := float64(res.TTFT[0]); math.Abs(got-wantTTFT) > 1e-6 {
 		t.Errorf("TTFT %.6f, want %.6f", got, wantTTFT)
 	}
-	wantEnd := 1 + wantTTFT
-	for k := 0; k < 100; k++ {
-		wantEnd += m.DecodeStep(1, 1001+k)
+	wantEnd := arrival + wantTTFT
+	for k := 0; k < out-1; k++ {
+		wantEnd += m.DecodeStep(1, in+1+k)
 	}
 	if math.Abs(res.EndSeconds-wantEnd) > 1e-6 {
 		t.Errorf("finished at %.6f, want %.6f", res.EndSeconds, wantEnd)

@@ -15,6 +15,7 @@ type request struct {
 
 	prefillLeft int // prompt tokens (plus generated ones after a preemption) still to prefill
 	prefillKV   int // KV tokens allocated at admission
+	preloaded   int // prompt tokens whose KV arrives with the request (Request.Prefilled), allocated at admission without compute
 	generated   int // output tokens produced so far (valid when not decoding)
 	firstToken  float64
 
@@ -239,13 +240,15 @@ func (r *replica) plan(m *Model, now float64) bool {
 	if !preempted {
 		for len(r.waiting) > 0 && budget > 0 && len(r.running) < m.MaxNumSeqs {
 			q := r.waiting[0]
-			if r.kvUsed+q.prefillLeft+d > m.KVCapacity {
+			if r.kvUsed+q.preloaded+q.prefillLeft+d > m.KVCapacity {
 				break
 			}
 			r.waiting[0] = nil
 			r.waiting = r.waiting[1:]
-			q.prefillKV = q.prefillLeft
-			r.kvUsed += q.prefillLeft
+			q.prefillKV = q.preloaded + q.prefillLeft
+			r.kvUsed += q.prefillKV
+			r.promptTotal += float64(q.preloaded) // vLLM counts a transferred prompt's tokens in full
+			q.preloaded = 0
 			r.running = append(r.running, q)
 			r.prefilling = append(r.prefilling, q)
 			if q.generated == 0 {

@@ -117,9 +117,10 @@ func idlestFirst(obs scaler.Observation, n int) map[string]int32 {
 }
 
 // meets reports whether a replay meets the target drain-aware: the
-// attainment over the feasible requests, and nothing killed by scale-down.
-func meets(res *engine.Result, target float64) bool {
-	return res.FeasibleTTFTAttainment() >= target && res.Killed == 0
+// attainment over the feasible requests, and nothing killed by scale-down
+// (and, with o.ITL, the inter-token gaps within the objective).
+func meets(res *engine.Result, o Options) bool {
+	return res.FeasibleTTFTAttainment() >= o.Target && res.Killed == 0 && (!o.ITL || res.ITLAttainment() >= o.Target)
 }
 
 // At is the planned replicas at wall time t.
@@ -210,7 +211,11 @@ type Result struct {
 
 // Options tune Search.
 type Options struct {
-	Target    float64 // TTFT attainment objective, e.g. 0.99
+	Target float64 // TTFT attainment objective, e.g. 0.99
+	// ITL holds the inter-token objective too: a plan meets the target
+	// only when that share of the gaps is within Config.TPOTSLOSeconds
+	// (engine.Result.ITLAttainment; a decode pool's oracle).
+	ITL       bool
 	LeadQ     float64 // startup quantile used as lead time (default 0.99)
 	Step      float64 // plan step in seconds (default 5)
 	MaxReplay int     // bisection steps per planning granularity (default 10)
@@ -273,7 +278,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 			if err != nil {
 				return nil, err
 			}
-			if meets(res, opts.Target) {
+			if meets(res, opts) {
 				if best == nil || res.GPUSeconds < best.GPUSeconds {
 					best, bestPlan, bestU = res, plan, u
 				}
@@ -288,7 +293,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 	}
 	// The cheapest static fleet that meets the target bounds the oracle
 	// from above: a clairvoyant planner never does worse than it.
-	static, sres, err := cheapestStatic(cfg, opts.Target, replay)
+	static, sres, err := cheapestStatic(cfg, opts, replay)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +313,7 @@ func Search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opt
 
 // cheapestStatic bisects the smallest fixed replica count meeting target.
 // A static fleet is there before the trace starts: its pods start warm.
-func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int) (*engine.Result, error)) (int, *engine.Result, error) {
+func cheapestStatic(cfg engine.Config, opts Options, replay func(*Policy, int) (*engine.Result, error)) (int, *engine.Result, error) {
 	lo, hi := cfg.MinReplicas, cfg.MaxReplicas // invariant: answer in (lo-1, hi]
 	lo = max(lo, 1)
 	var hiRes *engine.Result
@@ -318,7 +323,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if meets(res, target) {
+		if meets(res, opts) {
 			hi, hiRes = mid, res
 		} else {
 			lo = mid + 1
@@ -329,7 +334,7 @@ func cheapestStatic(cfg engine.Config, target float64, replay func(*Policy, int)
 		if err != nil {
 			return 0, nil, err
 		}
-		if !meets(res, target) {
+		if !meets(res, opts) {
 			return 0, nil, nil
 		}
 		hiRes = res

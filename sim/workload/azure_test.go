@@ -51,7 +51,7 @@ func TestAzure2024Format(t *testing.T) {
 		"2024-05-10 00:00:02+00:00,7,8\n"+
 		"2024-05-10 00:00:03.0000000,9,10\n")
 	reqs := drain(t, mustOpenAzure(t, p))
-	want := []Request{{0, 2162, 5}, {1500 * time.Millisecond, 1020, 129}, {1990070 * time.Microsecond, 7, 8}, {2990070 * time.Microsecond, 9, 10}}
+	want := []Request{{0, 2162, 5, false}, {1500 * time.Millisecond, 1020, 129, false}, {1990070 * time.Microsecond, 7, 8, false}, {2990070 * time.Microsecond, 9, 10, false}}
 	if fmt.Sprint(reqs) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", reqs, want)
 	}
@@ -72,7 +72,7 @@ func TestAzureReordersWithinWindow(t *testing.T) {
 		"2023-11-16 18:00:00.5000000,2,2\n"+
 		"2023-11-16 18:00:02.0000000,3,3\n")
 	reqs := drain(t, mustOpenAzure(t, p))
-	want := []Request{{0, 2, 2}, {500 * time.Millisecond, 1, 1}, {1500 * time.Millisecond, 3, 3}}
+	want := []Request{{0, 2, 2, false}, {500 * time.Millisecond, 1, 1, false}, {1500 * time.Millisecond, 3, 3, false}}
 	if fmt.Sprint(reqs) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v (sorted, rebased on the earliest)", reqs, want)
 	}

@@ -17,10 +17,10 @@ func TestBurstGPTSample(t *testing.T) {
 		lastArrive time.Duration
 	}{
 		// 15 rows, 3 of them failed (0 response tokens).
-		{"default skips failed", BurstGPTOptions{}, 12, Request{5 * time.Second, 472, 18}, 497 * time.Second},
-		{"include failed", BurstGPTOptions{IncludeFailed: true}, 15, Request{5 * time.Second, 472, 18}, 497 * time.Second},
-		{"gpt-4 only", BurstGPTOptions{Models: []string{"gpt-4"}}, 4, Request{118 * time.Second, 417, 217}, 497 * time.Second},
-		{"chatgpt api log", BurstGPTOptions{Models: []string{"ChatGPT"}, LogTypes: []string{"API log"}}, 3, Request{125 * time.Second, 1360, 147}, 355 * time.Second},
+		{"default skips failed", BurstGPTOptions{}, 12, Request{5 * time.Second, 472, 18, false}, 497 * time.Second},
+		{"include failed", BurstGPTOptions{IncludeFailed: true}, 15, Request{5 * time.Second, 472, 18, false}, 497 * time.Second},
+		{"gpt-4 only", BurstGPTOptions{Models: []string{"gpt-4"}}, 4, Request{118 * time.Second, 417, 217, false}, 497 * time.Second},
+		{"chatgpt api log", BurstGPTOptions{Models: []string{"ChatGPT"}, LogTypes: []string{"API log"}}, 3, Request{125 * time.Second, 1360, 147, false}, 355 * time.Second},
 		{"no match", BurstGPTOptions{Models: []string{"Llama"}}, 0, Request{}, 0},
 	}
 	for _, c := range cases {

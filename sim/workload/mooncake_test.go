@@ -42,7 +42,7 @@ func TestMooncakeParsesFieldsAndSkipsBlankLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := drain(t, src)
-	want := []Request{{0, 10, 2}, {1500 * time.Millisecond, 20, 7}}
+	want := []Request{{0, 10, 2, false}, {1500 * time.Millisecond, 20, 7, false}}
 	if fmt.Sprint(reqs) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", reqs, want)
 	}

@@ -29,9 +29,9 @@ func TestOpenPicksLoader(t *testing.T) {
 		n     int
 		first Request
 	}{
-		{gz, 2, Request{0, 4808, 10}},
-		{burstGPTSample, 12, Request{5 * time.Second, 472, 18}},
-		{writeTemp(t, "m.jsonl", `{"timestamp": 250, "input_length": 3, "output_length": 4, "hash_ids": []}`+"\n"), 1, Request{250 * time.Millisecond, 3, 4}},
+		{gz, 2, Request{0, 4808, 10, false}},
+		{burstGPTSample, 12, Request{5 * time.Second, 472, 18, false}},
+		{writeTemp(t, "m.jsonl", `{"timestamp": 250, "input_length": 3, "output_length": 4, "hash_ids": []}`+"\n"), 1, Request{250 * time.Millisecond, 3, 4, false}},
 	}
 	for _, c := range cases {
 		src, err := Open(c.spec, 1)

@@ -109,7 +109,7 @@ func TestWindow(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	reqs := []Request{{0, 10, 1}, {30 * time.Second, 20, 3}, {61 * time.Second, 30, 5}, {62 * time.Second, 40, 7}, {63 * time.Second, 0, 0}, {121 * time.Second, 50, 9}}
+	reqs := []Request{{0, 10, 1, false}, {30 * time.Second, 20, 3, false}, {61 * time.Second, 30, 5, false}, {62 * time.Second, 40, 7, false}, {63 * time.Second, 0, 0, false}, {121 * time.Second, 50, 9, false}}
 	st, err := Stats(FromRequests(reqs))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,12 @@ type Request struct {
 	Arrival      time.Duration
 	InputTokens  int
 	OutputTokens int
+	// Prefilled marks a request whose prompt's KV cache was computed
+	// elsewhere and arrives with it (the decode leg of a prefill/decode
+	// pair): the serving replica allocates the prompt's KV on admission and
+	// computes only its last prompt token, as vLLM does on a full external
+	// KV hit, instead of prefilling the whole prompt.
+	Prefilled bool
 }
 
 // Source yields requests in non-decreasing Arrival order. Next returns

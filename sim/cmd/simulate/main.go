@@ -70,6 +70,8 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdHistory(ctx, args[1:], os.Stdout, log)
 	case "profile":
 		return cmdProfile(args[1:], os.Stdout)
+	case "pd":
+		return cmdPD(ctx, args[1:], os.Stdout, log)
 	case "-h", "--help", "help":
 		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
 		return nil

@@ -8,6 +8,7 @@
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
 //	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown] [-json FILE]  (issue 9's bar matrix)
 //	simulate bar-diff OLD.json NEW.json   (what moved between two bar runs, as Markdown: make bar-delta)
+//	simulate pd -trace ... -prefill-policies ... -decode-policies ...   (a prefill/decode pair: two pools, the KV transfer between them)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)
 //	simulate profile [-gpu-speed F] [-prompt N]   (the fleet model as inferscale's profile setting)
 //	simulate history -prometheus URL -selector '{namespace="x",job="vllm"}' -start T -end T [-out policy.yaml]
@@ -46,7 +47,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|bar-diff|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -73,10 +74,10 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	case "pd":
 		return cmdPD(ctx, args[1:], os.Stdout, log)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, bar-diff, policies, decisions, history or profile)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, bar-diff, pd, policies, decisions, history or profile)\n", args[0])
 	return errUsage
 }
 

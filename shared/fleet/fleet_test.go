@@ -401,3 +401,30 @@ func TestInterTokenP95FromDeltasOnlyWhenTracked(t *testing.T) {
 		t.Errorf("per-resource inter-token p95 %v, want Prometheus's 0.04", v.ITLP95)
 	}
 }
+
+// A server that observes the queue time only of the requests that queued
+// (llm-d's vLLM emulator): 30 requests got their first token, 6 of them
+// waited 0.5 s each. The tick's mean wait is 3 s over 30 requests (0.1 s),
+// not over the 6 (0.5 s, which would leave the prefill sample at −0.2 s and
+// the prefill cost unlearned).
+func TestPrefillSampleCountsTheRequestsThatDidNotQueue(t *testing.T) {
+	st := state.New()
+	opt := testOptions()
+	pod := func(at time.Time, n, queued float64) signal.Pod {
+		p := readyPod("a", at, 0, 4, n, hist(n, n, n, n, n, n))
+		p.TTFT.Sum = 0.3 * n
+		p.QueueTime = hist(queued, queued, queued, queued, queued, queued)
+		p.QueueTime.Sum = 0.5 * queued
+		p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(n*3000), signal.F(n*100)
+		return p
+	}
+	tick(Input{Reports: []*signal.Report{report(pod(t0, 100, 20))}}, st, opt, t0)
+	t1 := t0.Add(15 * time.Second)
+	v := tick(Input{Reports: []*signal.Report{report(pod(t1, 130, 26))}}, st, opt, t1)
+	if len(v.Service.Pods) != 1 {
+		t.Fatalf("service pods %+v", v.Service.Pods)
+	}
+	if ps := v.Service.Pods[0]; ps.Prefills != 30 || math.Abs(ps.Prefill-0.2) > 1e-9 {
+		t.Errorf("prefill sample %g s over %g requests; want 0.3 − 3/30 = 0.2 s over 30", ps.Prefill, ps.Prefills)
+	}
+}

@@ -125,7 +125,12 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 		}
 	}
 	if okT && okQ && ttft.Count > 0 && queue.Count > 0 {
-		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/queue.Count
+		// The mean wait over the requests of the tick: a server that
+		// observes the queue time only of the requests that queued (llm-d's
+		// vLLM emulator) counts fewer than got a first token, and the others
+		// waited nothing; vLLM observes every request, and the counts differ
+		// only by the requests scheduled in one tick and answered in the next.
+		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/math.Max(ttft.Count, queue.Count)
 		ps.Prefills = ttft.Count
 		if ps.PromptMean == 0 && ps.PromptRate > 0 {
 			// No prompt-length histogram: the prompt tokens the tick

@@ -348,22 +348,7 @@ func TestPrometheusFleetGapsAreMissing(t *testing.T) {
 // tick prefilled over the requests that got their first token, and the
 // tick's token totals reach the service view.
 func TestPromptMeanFromTheCountersWithoutALengthHistogram(t *testing.T) {
-	st := state.New()
-	opt := testOptions()
-	pod := func(at time.Time, n, tokens float64) signal.Pod {
-		p := readyPod("a", at, 0, 4, n, hist(n, n, n, n, n, n))
-		p.TTFT.Sum = 0.3 * n
-		p.QueueTime = hist(n, n, n, n, n, n)
-		p.QueueTime.Sum = 0.1 * n
-		p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(tokens), signal.F(n*100)
-		return p
-	}
-	tick(Input{Reports: []*signal.Report{report(pod(t0, 100, 100*3000))}}, st, opt, t0)
-	t1 := t0.Add(15 * time.Second)
-	v := tick(Input{Reports: []*signal.Report{report(pod(t1, 130, 130*3000))}}, st, opt, t1)
-	if len(v.Service.Pods) != 1 {
-		t.Fatalf("service pods %+v", v.Service.Pods)
-	}
+	v := twoServingTicks(t, servingPod(t0, 100, 100, 0.1*100), servingPod(t0.Add(15*time.Second), 130, 130, 0.1*130))
 	ps := v.Service.Pods[0]
 	if math.Abs(ps.PromptMean-3000) > 1e-6 || ps.Prefills != 30 || math.Abs(ps.Prefill-0.2) > 1e-9 {
 		t.Errorf("prefill sample: mean prompt %g over %g requests, prefill %g; want 3000 tokens, 30, 0.2 s", ps.PromptMean, ps.Prefills, ps.Prefill)
@@ -408,23 +393,34 @@ func TestInterTokenP95FromDeltasOnlyWhenTracked(t *testing.T) {
 // not over the 6 (0.5 s, which would leave the prefill sample at −0.2 s and
 // the prefill cost unlearned).
 func TestPrefillSampleCountsTheRequestsThatDidNotQueue(t *testing.T) {
-	st := state.New()
-	opt := testOptions()
-	pod := func(at time.Time, n, queued float64) signal.Pod {
-		p := readyPod("a", at, 0, 4, n, hist(n, n, n, n, n, n))
-		p.TTFT.Sum = 0.3 * n
-		p.QueueTime = hist(queued, queued, queued, queued, queued, queued)
-		p.QueueTime.Sum = 0.5 * queued
-		p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(n*3000), signal.F(n*100)
-		return p
-	}
-	tick(Input{Reports: []*signal.Report{report(pod(t0, 100, 20))}}, st, opt, t0)
-	t1 := t0.Add(15 * time.Second)
-	v := tick(Input{Reports: []*signal.Report{report(pod(t1, 130, 26))}}, st, opt, t1)
-	if len(v.Service.Pods) != 1 {
-		t.Fatalf("service pods %+v", v.Service.Pods)
-	}
+	v := twoServingTicks(t, servingPod(t0, 100, 20, 0.5*20), servingPod(t0.Add(15*time.Second), 130, 26, 0.5*26))
 	if ps := v.Service.Pods[0]; ps.Prefills != 30 || math.Abs(ps.Prefill-0.2) > 1e-9 {
 		t.Errorf("prefill sample %g s over %g requests; want 0.3 − 3/30 = 0.2 s over 30", ps.Prefill, ps.Prefills)
 	}
+}
+
+// servingPod is pod "a" at a scrape: n requests finished (their TTFT sums
+// to 0.3 s each, 3,000 prompt and 100 generated tokens each, no length
+// histograms), queued of them observed in the queue-time histogram with
+// waits summing to wait.
+func servingPod(at time.Time, n, queued, wait float64) signal.Pod {
+	p := readyPod("a", at, 0, 4, n, hist(n, n, n, n, n, n))
+	p.TTFT.Sum = 0.3 * n
+	p.QueueTime = hist(queued, queued, queued, queued, queued, queued)
+	p.QueueTime.Sum = wait
+	p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(n*3000), signal.F(n*100)
+	return p
+}
+
+// twoServingTicks aggregates first, then second, into a fresh state and
+// returns the second tick's view, which must have the pod's service.
+func twoServingTicks(t *testing.T, first, second signal.Pod) View {
+	t.Helper()
+	st, opt := state.New(), testOptions()
+	tick(Input{Reports: []*signal.Report{report(first)}}, st, opt, first.ScrapeTime)
+	v := tick(Input{Reports: []*signal.Report{report(second)}}, st, opt, second.ScrapeTime)
+	if len(v.Service.Pods) != 1 {
+		t.Fatalf("service pods %+v", v.Service.Pods)
+	}
+	return v
 }

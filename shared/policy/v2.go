@@ -66,11 +66,10 @@ func (v2) settle(d *Decision, in Input, c Config, rec int, now time.Time) {
 		// signal asked for while the fleet was at the plan (the plan was
 		// short); one asked for while pods were still on their way (a cold
 		// start, its backlog) is not kept once they have arrived.
-		held := d.Plan.HoldNeed
+		sizing.Remember(d.service, now, d.Plan.HoldNeed)
 		if rec > d.Current && !d.Plan.Below {
-			held = max(held, rec)
+			sizing.RaiseFloor(d.service, now, rec)
 		}
-		sizing.Remember(d.service, now, held)
 	}
 	if c.DeletionCost && d.Target < d.Current {
 		d.Victims = victims(in.Pods, d.Current-d.Target)

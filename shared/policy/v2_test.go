@@ -247,3 +247,39 @@ func TestAnUnfittedModelNeverScalesDownInABreach(t *testing.T) {
 		t.Errorf("without the breach it does not scale down either (the test proves nothing): %q", dd.Reasons)
 	}
 }
+
+// TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone: waiting pushed
+// a tick's requests past the objective at a fleet well above the plan's
+// need (long prompts colliding on a pod). While the recent requests
+// missed it less often than the plan aims at, the miss budget pays for the
+// tick: no pod more (each was held and the next breach added another on
+// top), and the breach still removes none. Once the budget is overspent,
+// the pod comes.
+func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
+	cfg := knobs.Defaults()
+	v := fleet.View{Ready: 6, ArrivalRate: p(2), StartupSeconds: 60, TTFTP95: p(6), LatencyRequests: 300}
+	// A tenth of the tick's requests waited 2.5-5 s to be scheduled.
+	v.Service.Queue = signal.Histogram{Count: 300, Sum: 120, Buckets: []signal.Bucket{
+		{UpperBound: 1, Count: 270}, {UpperBound: 2.5, Count: 270}, {UpperBound: 5, Count: 300}}}
+	for _, c := range []struct {
+		name        string
+		missed      float64
+		over        bool
+		wantAtLeast int
+		wantAtMost  int
+	}{
+		{"within the budget", 5, false, 6, 6},
+		{"budget overspent", 400, true, 7, 7},
+	} {
+		st := state.New()
+		st.Service = &state.Service{Spent: state.Spent{Missed: c.missed, Requests: 20000}}
+		d := policy.Decide(v, st, cfg, 6, t0)
+		lat := d.Rules[3]
+		if lat.Name != policy.RuleLatency || lat.Over != c.over || lat.Low {
+			t.Errorf("%s: latency rule %+v", c.name, lat)
+		}
+		if d.Target < c.wantAtLeast || d.Target > c.wantAtMost {
+			t.Errorf("%s: target %d, want %d-%d; reasons %q", c.name, d.Target, c.wantAtLeast, c.wantAtMost, d.Reasons)
+		}
+	}
+}

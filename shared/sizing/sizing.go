@@ -159,6 +159,9 @@ type Assessment struct {
 	// HoldNeed is what this tick adds to the hold: the need of the
 	// arrivals' forecast alone, without the backlog.
 	HoldNeed int `json:"holdNeed"`
+	// Floor is what the hold keeps of a reactive scale-up asked for at the
+	// plan (floor.go; 0: none).
+	Floor int `json:"floor,omitempty"`
 	// Below is true when the fleet is below what the last tick's plan
 	// asked for (pods starting, fewer ready than planned): misses then do
 	// not raise β, and a reactive scale-up is not held.
@@ -178,6 +181,12 @@ type Assessment struct {
 	// load-driven when it exceeds the miss budget.
 	LoadMiss *float64 `json:"loadMiss,omitempty"`
 	LoadNote string   `json:"loadNote,omitempty"`
+	// Spent is the share of the recent requests (half-life
+	// BudgetHalfLife) that missed the objective beyond the prompts no pod
+	// prefills in time, nil while too few requests were seen (budget.go):
+	// a breach that leaves it within Target is paid from the miss budget,
+	// not with a pod more.
+	Spent *float64 `json:"spent,omitempty"`
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
@@ -246,7 +255,9 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.Below = v.Starting > 0 || v.Ready < prev.Planned
 	a.QueueingMiss = queueingMiss(&next, v.Service, params, o)
 	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
+	raw := a.LoadMiss
 	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
+	a.Spent = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned)
 	if a.LoadMiss != nil {
 		// A fleet near what β asks for at this demand (one pod of slack
 		// for rounding), or at what the hold keeps, says whether β is
@@ -279,7 +290,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}
-	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown)
+	a.Floor = lowerFloor(&next, a.Spent, a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
+	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown, a.Floor)
 	next.Planned = a.Need
 	if a.Need > 0 {
 		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
@@ -453,6 +465,12 @@ func queueingMiss(next *state.Service, svc fleet.Service, params model.Params, o
 // histogram to say the objective is breached.
 const breachRequests = 20
 
+// breachRead reports a tick whose TTFT histogram says the objective is
+// breached (enough first tokens, the p95 above it).
+func breachRead(v fleet.View, slo float64) bool {
+	return lengths(v.Service.TTFT).Count >= breachRequests && v.TTFTP95 != nil && *v.TTFTP95 > slo
+}
+
 // loadMiss is the share of the tick's requests that load pushed past the
 // objective: what waited (queueing, nil without a queue-time reading)
 // and, while the TTFT histogram shows a breach, every miss beyond the
@@ -466,7 +484,7 @@ const breachRequests = 20
 func loadMiss(next *state.Service, v fleet.View, params model.Params, o Options, queueing *float64) (*float64, string) {
 	svc := v.Service
 	ttft := lengths(svc.TTFT)
-	if ttft.Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= o.TTFTSLO {
+	if !breachRead(v, o.TTFTSLO) {
 		if queueing == nil {
 			return nil, ""
 		}
@@ -476,21 +494,28 @@ func loadMiss(next *state.Service, v fleet.View, params model.Params, o Options,
 	if !finite(missed) {
 		return queueing, "waiting (queue-time histogram)"
 	}
-	prompts := next.Prompts
-	if svc.Prompts.Count > 0 {
-		prompts = lengths(svc.Prompts)
-	}
-	infeasible := 0.0
-	if prompts.Count > 0 {
-		if f := prompts.CDF(params.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)); finite(f) {
-			infeasible = 1 - f
-		}
-	}
+	infeasible := infeasibleShare(next, svc, params, o)
 	miss := math.Max(0, missed-infeasible)
 	if queueing != nil && *queueing >= miss {
 		return queueing, "waiting (queue-time histogram)"
 	}
 	return &miss, fmt.Sprintf("TTFT misses %.2g%% beyond the %.2g%% of prompts no idle pod prefills in time (waiting and stretched prefills)", 100*miss, 100*infeasible)
+}
+
+// infeasibleShare is the share of the tick's prompts (the recent ones
+// when the tick has no length histogram) that no idle pod prefills within
+// the objective: misses no number of pods fixes (0 without lengths).
+func infeasibleShare(next *state.Service, svc fleet.Service, params model.Params, o Options) float64 {
+	prompts := next.Prompts
+	if svc.Prompts.Count > 0 {
+		prompts = lengths(svc.Prompts)
+	}
+	if prompts.Count > 0 {
+		if f := prompts.CDF(params.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)); finite(f) {
+			return 1 - f
+		}
+	}
+	return 0
 }
 
 // UnmovedGain is how fast Unmoved follows the misses seen at ample
@@ -506,7 +531,7 @@ const UnmovedGain = 0.2
 // unlearns as soon as an ample fleet misses less.
 func unmoved(next *state.Service, v fleet.View, slo float64, planned int, queueing, load *float64, note string) (*float64, string) {
 	// Only a breach reads the misses beyond waiting (loadMiss).
-	if load == nil || planned <= 0 || lengths(v.Service.TTFT).Count < breachRequests || v.TTFTP95 == nil || *v.TTFTP95 <= slo {
+	if load == nil || planned <= 0 || !breachRead(v, slo) {
 		return load, note
 	}
 	excess := *load

@@ -39,6 +39,26 @@ type Service struct {
 	// Dispersion is what the arrivals' peakedness is learned from (a
 	// state without one starts from Poisson arrivals).
 	Dispersion Dispersion `json:"dispersion,omitzero"`
+	// Spent is how much of the miss budget the recent requests used.
+	Spent Spent `json:"spent,omitzero"`
+	// Floor is the fleet a reactive signal last scaled up to while the
+	// fleet was at the plan, as it comes down (package sizing, floor.go).
+	Floor Floor `json:"floor,omitzero"`
+}
+
+// Floor is the fleet a reactive scale-up asked for (Pods; 0: none) and
+// when it last changed (At).
+type Floor struct {
+	Pods int       `json:"pods"`
+	At   time.Time `json:"at"`
+}
+
+// Spent counts the recent requests with a first token and those of them
+// that missed the objective beyond the prompts no pod prefills in time,
+// with exponential forgetting (package sizing, budget.go).
+type Spent struct {
+	Missed   float64 `json:"missed"`
+	Requests float64 `json:"requests"`
 }
 
 // Dispersion holds the arrival counts' dispersion at the tick and at
@@ -102,6 +122,11 @@ func (s *Service) Check() error {
 		return errors.New("state prompt lengths have unequal bounds and counts")
 	case !s.finite():
 		return errors.New("state service memory holds a number that is not finite or out of range")
+	case s.Spent.Missed < 0 || s.Spent.Missed > s.Spent.Requests:
+		return errors.New("state miss budget counts more misses than requests, or fewer than none")
+	}
+	if s.Floor.Pods < 0 || s.Floor.Pods > MaxReplicas {
+		return errors.New("state service memory holds a floor out of range")
 	}
 	for _, n := range s.Needs {
 		if n.Pods < 0 || n.Pods > MaxReplicas {
@@ -114,7 +139,7 @@ func (s *Service) Check() error {
 // finite reports whether every number is finite and within MaxValue.
 func (s *Service) finite() bool {
 	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
-		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved,
+		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved, s.Spent.Missed, s.Spent.Requests,
 		s.Dispersion.Pending,
 		s.Dispersion.Tick.Last, s.Dispersion.Tick.Diff, s.Dispersion.Tick.Mean, s.Dispersion.Tick.Weight,
 		s.Dispersion.Pair.Last, s.Dispersion.Pair.Diff, s.Dispersion.Pair.Mean, s.Dispersion.Pair.Weight}

@@ -1,0 +1,85 @@
+package sizing
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+func TestTheBudgetCountsLoadMissesOverAWindow(t *testing.T) {
+	o, params := options(), model.DefaultPrior()
+	svc := fleet.Service{}
+	svc.Queue.Count = 100
+	var st state.Service
+	miss := 0.02
+	if got := spend(&st, svc, params, o, &miss, false); got != nil {
+		t.Fatalf("judged the budget on %g requests (fewer than %g): %g", st.Spent.Requests, BudgetRequests, *got)
+	}
+	for range 4 {
+		spend(&st, svc, params, o, &miss, false)
+	}
+	got := spend(&st, svc, params, o, &miss, false)
+	if got == nil || math.Abs(*got-miss) > 1e-9 {
+		t.Fatalf("a steady 2%% load miss reads %v, want 0.02", got)
+	}
+	// A tick below the plan (pods starting) spends nothing: it only fades.
+	before := st.Spent
+	big := 0.5
+	spend(&st, svc, params, o, &big, true)
+	if st.Spent.Missed >= before.Missed || math.Abs(st.Spent.Missed/st.Spent.Requests-before.Missed/before.Requests) > 1e-12 {
+		t.Errorf("a tick below the plan moved the share: %+v -> %+v", before, st.Spent)
+	}
+	// Nothing missed for an hour: the share falls towards zero.
+	none := 0.0
+	for range 240 {
+		got = spend(&st, svc, params, o, &none, false)
+	}
+	if got == nil || *got > 0.001 {
+		t.Errorf("an hour without misses left the share at %v", got)
+	}
+	// No reading at all: the memory fades and never counts a miss.
+	st = state.Service{Spent: state.Spent{Missed: 10, Requests: 1000}}
+	spend(&st, fleet.Service{}, params, o, nil, false)
+	if st.Spent.Requests >= 1000 || math.Abs(st.Spent.Missed/st.Spent.Requests-0.01) > 1e-12 {
+		t.Errorf("a tick without readings changed the share: %+v", st.Spent)
+	}
+}
+
+func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
+	hold, target, low, high := 600.0, 0.007, 0.003, 0.02
+	st := state.Service{}
+	RaiseFloor(&st, t0, 20)
+	RaiseFloor(&st, t0, 18) // a smaller ask does not lower it
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	if got := lowerFloor(&st, &low, target, false, 8, at(hold-15), hold); got != 20 {
+		t.Fatalf("the floor moved within the hold: %d", got)
+	}
+	steps := []struct {
+		at       float64
+		spent    *float64
+		breached bool
+		want     int
+	}{
+		{hold, &low, false, 19},
+		{hold + 15, &low, false, 19},  // one step a minute
+		{hold + 60, &high, false, 19}, // misses above the plan's aim: it stays
+		{hold + 75, &low, true, 19},   // a breach: it stays
+		{hold + 90, &low, false, 19},  // and for a minute after it
+		{hold + 135, &low, false, 18}, // calm again
+		{hold + 195, nil, false, 17},  // too few requests to judge: the plan's hold still holds
+		{hold + 255, &target, false, 16},
+		{hold + 315, &low, false, 15},
+	}
+	for i, s := range steps {
+		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at), hold); got != s.want {
+			t.Fatalf("step %d (t=%gs): floor %d, want %d", i, s.at, got, s.want)
+		}
+	}
+	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320), hold); got != 0 || st.Floor.Pods != 0 {
+		t.Errorf("a need that reaches the floor left it at %d", got)
+	}
+}

@@ -31,7 +31,7 @@ type pdFlags struct {
 
 func (f *pdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefillPolicies, "prefill-policies", "inferscale:role=prefill;keda-queue", "the prefill pool's policies, separated by ';'")
-	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed; inferscale without itlSLO gets -tpot; ratio:k=K keeps ⌈K × the prefill pool's replicas⌉)")
+	fs.StringVar(&f.decodePolicies, "decode-policies", "inferscale:role=decode;keda-queue", "the decode pool's policies, separated by ';' (every prefill × decode pair is replayed; inferscale without itlSLO gets -tpot; ratio:k=K keeps ⌈K × the prefill pool's replicas⌉; dynamo[:interval=S,correction=B] is Dynamo's SLA planner, in either pool)")
 	fs.Float64Var(&f.transfer, "transfer-per-token", pd.DefaultTransferPerToken, "KV transfer time per prompt token, seconds (the default: Llama-3.1-8B's 128 KiB of KV per token over half a 400 Gb/s RDMA NIC)")
 	fs.Float64Var(&f.prefillSLO, "prefill-slo", 0, "the prefill leg's TTFT objective, seconds; the decode leg gets -slo minus it (0: three quarters of -slo)")
 	fs.Float64Var(&f.decodeStartup, "decode-startup", 0, "median startup of a decode pod, seconds (0: -startup)")
@@ -156,6 +156,10 @@ func poolSpecs(pool, list string, cfg engine.Config, opts runner.Options) ([]run
 			}
 		case sp.Name == ratioPolicy:
 			return nil, fmt.Errorf("-%s-policies: %s follows the prefill pool: a decode policy", pool, sp)
+		case sp.Name == dynamoPolicy:
+			if _, err := dynamoConfig(sp, pd.DynamoRole(pool), cfg); err != nil {
+				return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+			}
 		default:
 			checked = append(checked, sp)
 		}
@@ -225,8 +229,11 @@ func (s *pdSetup) replayer(cfg engine.Config, sp runner.Spec) pd.Replay {
 }
 
 // decodeReplayer is replayer for the decode pool, where the ratio peer
-// follows the prefill replay pre.
+// follows the prefill replay pre (and dynamo is built here).
 func (s *pdSetup) decodeReplayer(sp runner.Spec, pre *engine.Result) (pd.Replay, error) {
+	if sp.Name == dynamoPolicy {
+		return s.dynamoReplayer(sp, pd.DynamoDecode, s.dcfg)
+	}
 	if sp.Name != ratioPolicy {
 		return s.replayer(s.dcfg, sp), nil
 	}
@@ -249,7 +256,14 @@ func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.L
 	var rows []pdRow
 	preqs := pd.PrefillRequests(reqs)
 	for _, ps := range s.prefill {
-		pre, err := s.replayer(s.pcfg, ps)(ctx, preqs)
+		rep := s.replayer(s.pcfg, ps)
+		if ps.Name == dynamoPolicy {
+			var err error
+			if rep, err = s.dynamoReplayer(ps, pd.DynamoPrefill, s.pcfg); err != nil {
+				return nil, err
+			}
+		}
+		pre, err := rep(ctx, preqs)
 		if err != nil {
 			return nil, fmt.Errorf("prefill pool: %w", err)
 		}

@@ -27,6 +27,12 @@ func TestPDRejectsBadFlags(t *testing.T) {
 		{[]string{"-decode-policies", "ratio:k=-1"}, "want k="},
 		{[]string{"-decode-policies", "ratio:k=1,x=2"}, "unknown parameter"},
 		{[]string{"-prefill-policies", "ratio:k=1"}, "a decode policy"},
+		{[]string{"-prefill-policies", "dynamo:interval=soon"}, "want interval=<seconds"},
+		{[]string{"-decode-policies", "dynamo:interval=NaN"}, "want interval=<seconds"},
+		{[]string{"-decode-policies", "dynamo:interval=5"}, "at least 15s"},
+		{[]string{"-prefill-policies", "dynamo:interval=-3m"}, "at least 15s"},
+		{[]string{"-decode-policies", "dynamo:correction=maybe"}, "correction=<true|false>"},
+		{[]string{"-decode-policies", "dynamo:budget=8"}, `unknown parameter "budget"`},
 	} {
 		_, err := parsePD(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -48,12 +54,13 @@ func TestPDRejectsBadFlags(t *testing.T) {
 func TestPDPrintsOneRowPerPair(t *testing.T) {
 	var b strings.Builder
 	err := cmdPD(context.Background(), []string{"-quiet", "-duration", "3m", "-oracle=false",
-		"-prefill-policies", "static:replicas=2;keda-queue", "-decode-policies", "static:replicas=3;ratio:k=1.5"}, &b, quietLog())
+		"-prefill-policies", "static:replicas=2;keda-queue;dynamo:interval=1m", "-decode-policies", "static:replicas=3;ratio:k=1.5;dynamo"}, &b, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"| static:replicas=2 + static:replicas=3 |", "| keda-queue + static:replicas=3 |", "| static:replicas=2 + ratio:k=1.5 |", "KV transfer 5 µs/token"} {
+	for _, want := range []string{"| static:replicas=2 + static:replicas=3 |", "| keda-queue + static:replicas=3 |", "| static:replicas=2 + ratio:k=1.5 |",
+		"| dynamo:interval=1m + dynamo |", "| static:replicas=2 + dynamo |", "KV transfer 5 µs/token"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

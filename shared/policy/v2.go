@@ -62,13 +62,14 @@ func (v2) stabilise(d *Decision, st *state.State, c Config, rec int, now time.Ti
 func (v2) settle(d *Decision, in Input, c Config, rec int, now time.Time) {
 	if d.Plan.Valid {
 		d.Need = d.Plan.Need
-		// The hold keeps the arrivals' need, and a scale-up a reactive
-		// signal asked for while the fleet was at the plan (the plan was
-		// short); one asked for while pods were still on their way (a cold
-		// start, its backlog) is not kept once they have arrived.
+		// The hold keeps the arrivals' need, and the floor a scale-up a
+		// reactive signal asked for while the fleet was at the plan (the
+		// plan was short); one asked for while pods were still on their
+		// way (a cold start, its backlog) is not kept once they have
+		// arrived.
 		sizing.Remember(d.service, now, d.Plan.HoldNeed)
 		if rec > d.Current && !d.Plan.Below {
-			sizing.RaiseFloor(d.service, now, rec)
+			sizing.RaiseFloor(d.service, now, rec, d.Plan.HoldSeconds)
 		}
 	}
 	if c.DeletionCost && d.Target < d.Current {

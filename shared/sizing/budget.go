@@ -47,8 +47,8 @@ func spend(next *state.Service, svc fleet.Service, params model.Params, o Option
 	ttft := lengths(svc.TTFT)
 	switch {
 	case below:
-		// The plan's delay (pods starting, a cold start) is not what
-		// standing pods fix: it neither spends the budget nor, afterwards,
+		// The plan's delay (fewer pods ready than it asked for: a cold
+		// start, a scale-up on its way) is not what standing pods fix: it neither spends the budget nor, afterwards,
 		// keeps pods to pay it back.
 	case load != nil && loadCount(svc) > 0:
 		s.Missed += *load * loadCount(svc)

@@ -52,10 +52,10 @@ func TestTheBudgetCountsLoadMissesOverAWindow(t *testing.T) {
 func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 	hold, target, low, high := 600.0, 0.007, 0.003, 0.02
 	st := state.Service{}
-	RaiseFloor(&st, t0, 20)
-	RaiseFloor(&st, t0, 18) // a smaller ask does not lower it
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	if got := lowerFloor(&st, &low, target, false, 8, at(hold-15), hold); got != 20 {
+	RaiseFloor(&st, t0, 20, hold)
+	RaiseFloor(&st, t0, 18, hold) // a smaller ask does not lower it
+	at := func(s float64) time.Time { return t0.Add(seconds(s)) }
+	if got := lowerFloor(&st, &low, target, false, 8, at(hold-15)); got != 20 {
 		t.Fatalf("the floor moved within the hold: %d", got)
 	}
 	steps := []struct {
@@ -75,11 +75,11 @@ func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 		{hold + 315, &low, false, 15},
 	}
 	for i, s := range steps {
-		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at), hold); got != s.want {
+		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at)); got != s.want {
 			t.Fatalf("step %d (t=%gs): floor %d, want %d", i, s.at, got, s.want)
 		}
 	}
-	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320), hold); got != 0 || st.Floor.Pods != 0 {
+	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320)); got != 0 || st.Floor.Pods != 0 {
 		t.Errorf("a need that reaches the floor left it at %d", got)
 	}
 }

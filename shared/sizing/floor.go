@@ -13,40 +13,43 @@ const FloorStepSeconds = 60.0
 
 // RaiseFloor records a reactive scale-up to pods asked for while the
 // fleet was at the plan: the plan was short, so the hold keeps it
-// (Floor) until the misses say fewer pods do.
-func RaiseFloor(next *state.Service, now time.Time, pods int) {
+// (Floor) for holdSeconds, and then until the misses say fewer pods do.
+func RaiseFloor(next *state.Service, now time.Time, pods int, holdSeconds float64) {
 	if pods >= next.Floor.Pods {
-		next.Floor = state.Floor{Pods: pods, At: now}
+		next.Floor = state.Floor{Pods: pods, Next: now.Add(seconds(holdSeconds))}
 	}
 }
 
-// lowerFloor lets the floor down one pod a FloorStepSeconds once a hold
-// has passed since it last rose, while for a minute no objective was
+// lowerFloor lets the floor down one pod a FloorStepSeconds once the hold
+// after its last rise has passed, while for a minute no objective was
 // breached and the recent requests missed it at most as often as the plan
-// aims at (or too few were seen to say): one pod at a time, because the plan was
-// short when it rose and its need says nothing about how short. Letting
-// it go at once (the hold alone) took Mooncake from 24 pods to the plan's
-// 8 in one step, which the misses took back within minutes; keeping it
-// while every breach added a pod took the same fleet to 30 pods where 12
-// meet the objective. It is gone once the need reaches it.
-func lowerFloor(next *state.Service, spent *float64, target float64, breached bool, need int, now time.Time, hold float64) int {
+// aims at (or too few were seen to say): one pod at a time, because the
+// plan was short when it rose and its need says nothing about how short.
+// Letting it go at once (the hold alone) took Mooncake from 24 pods to
+// the plan's 8 in one step, which the misses took back within minutes;
+// keeping it while every breach added a pod took the same fleet to 30
+// pods where 12 meet the objective. It is gone once the need reaches it.
+func lowerFloor(next *state.Service, spent *float64, target float64, breached bool, need int, now time.Time) int {
 	f := &next.Floor
 	if f.Pods <= need {
 		*f = state.Floor{}
 		return 0
 	}
-	// The next step is FloorStepSeconds after this tick: after a step, and
-	// after a tick that is not calm (a scale-down comes no sooner than a
-	// minute after a breach).
-	step := now.Add(-time.Duration((hold - FloorStepSeconds) * float64(time.Second)))
+	// After a step, and after a tick that is not calm, the next step is a
+	// minute away (a scale-down comes no sooner than a minute after a
+	// breach).
+	step := now.Add(seconds(FloorStepSeconds))
 	calm := !breached && (spent == nil || *spent <= target)
 	switch {
 	case !calm:
-		if step.After(f.At) {
-			f.At = step
+		if step.After(f.Next) {
+			f.Next = step
 		}
-	case now.Sub(f.At).Seconds() >= hold:
-		f.Pods, f.At = f.Pods-1, step
+	case !now.Before(f.Next):
+		f.Pods, f.Next = f.Pods-1, step
 	}
 	return f.Pods
 }
+
+// seconds is s seconds as a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

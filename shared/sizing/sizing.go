@@ -272,7 +272,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// and the current model turns it into work: a refit or a new mix moves
 	// the plan at once and never leaves the forecast in stale units.
 	a.ForecastReset = continueForecast(&next.Forecast)
-	fo := forecast.DefaultOptions(time.Duration(h * float64(time.Second)))
+	fo := forecast.DefaultOptions(seconds(h))
 	fo.Miss = o.Miss
 	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
 	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
@@ -290,7 +290,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}
-	a.Floor = lowerFloor(&next, a.Spent, a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
+	a.Floor = lowerFloor(&next, a.Spent, a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now)
 	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown, a.Floor)
 	next.Planned = a.Need
 	if a.Need > 0 {
@@ -378,9 +378,8 @@ func recentHold(needs []state.Need, need int, now time.Time, seconds float64) in
 	return h
 }
 
-// Remember records this tick's recommendation (the plan's need or more,
-// when a reactive signal asked for more) in the hold, so a scale-up from
-// any signal is held as long as one from the plan.
+// Remember records this tick's need of the arrivals in the hold (a
+// reactive scale-up is held by its floor: RaiseFloor).
 func Remember(next *state.Service, now time.Time, pods int) {
 	next.Needs = append(next.Needs, state.Need{At: now, Pods: pods})
 	if n := len(next.Needs) - state.MaxServiceNeeds; n > 0 {

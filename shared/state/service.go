@@ -47,10 +47,10 @@ type Service struct {
 }
 
 // Floor is the fleet a reactive scale-up asked for (Pods; 0: none) and
-// when it last changed (At).
+// the earliest time it may come down a pod (Next).
 type Floor struct {
 	Pods int       `json:"pods"`
-	At   time.Time `json:"at"`
+	Next time.Time `json:"next"`
 }
 
 // Spent counts the recent requests with a first token and those of them

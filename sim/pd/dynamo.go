@@ -87,16 +87,26 @@ type dynamoTotals struct {
 
 type sumCount struct{ sum, count float64 }
 
-// NewDynamo checks cfg.
-func NewDynamo(cfg DynamoConfig) (*Dynamo, error) {
+// Check reports what is wrong with cfg's parameters, the profile apart:
+// a command line can be checked before the profile is measured.
+func (cfg DynamoConfig) Check() error {
 	switch {
 	case cfg.Role != DynamoPrefill && cfg.Role != DynamoDecode:
-		return nil, fmt.Errorf("dynamo: role %q, want prefill or decode", cfg.Role)
+		return fmt.Errorf("dynamo: role %q, want prefill or decode", cfg.Role)
 	case cfg.Interval < dynamoScrape:
-		return nil, fmt.Errorf("dynamo: interval %s, want at least %s", cfg.Interval, dynamoScrape)
+		return fmt.Errorf("dynamo: interval %s, want at least %s", cfg.Interval, dynamoScrape)
 	case cfg.Role == DynamoDecode && !(cfg.ITL > 0 && !math.IsInf(cfg.ITL, 0)):
-		return nil, fmt.Errorf("dynamo: ITL objective %g s, want a finite number > 0", cfg.ITL)
-	case cfg.Profile == nil || len(cfg.Profile.ISL) == 0 || len(cfg.Profile.Context) == 0:
+		return fmt.Errorf("dynamo: ITL objective %g s, want a finite number > 0", cfg.ITL)
+	}
+	return nil
+}
+
+// NewDynamo checks cfg, its profile included.
+func NewDynamo(cfg DynamoConfig) (*Dynamo, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.Profile == nil || len(cfg.Profile.ISL) == 0 || len(cfg.Profile.Context) == 0 {
 		return nil, errors.New("dynamo: no profile")
 	}
 	return &Dynamo{cfg: cfg, prev: map[string]dynamoTotals{}}, nil

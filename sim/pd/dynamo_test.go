@@ -124,6 +124,10 @@ func TestNewDynamoRejectsBadConfigs(t *testing.T) {
 		if _, err := NewDynamo(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
 		}
+		// Check reads the parameters alone: only the profile passes it.
+		if err := c.Check(); (err == nil) != (tc.name == "no profile") {
+			t.Errorf("%s: Check said %v", tc.name, err)
+		}
 	}
 	if _, err := NewDynamo(ok); err != nil {
 		t.Errorf("a good config: %v", err)

@@ -18,8 +18,8 @@ import (
 // "dynamo:correction=false".
 const dynamoPolicy = "dynamo"
 
-// dynamoConfig reads a dynamo spec for the pool of role whose engine is
-// cfg, and profiles that engine's model offline (pd.ProfileDynamo).
+// dynamoConfig reads and checks a dynamo spec for the pool of role whose
+// engine is cfg; the profile is left to dynamoReplayer.
 func dynamoConfig(sp runner.Spec, role pd.DynamoRole, cfg engine.Config) (pd.DynamoConfig, error) {
 	dc := pd.DynamoConfig{Role: role, Interval: pd.DefaultDynamoInterval, ITL: cfg.TPOTSLOSeconds, Correction: true}
 	for k, v := range sp.Params {
@@ -39,11 +39,7 @@ func dynamoConfig(sp runner.Spec, role pd.DynamoRole, cfg engine.Config) (pd.Dyn
 			return dc, fmt.Errorf("%s: %s=%q: want %s", sp, k, v, want)
 		}
 	}
-	var err error
-	if dc.Profile, err = pd.ProfileDynamo(cfg.Model); err != nil {
-		return dc, err
-	}
-	if _, err := pd.NewDynamo(dc); err != nil {
+	if err := dc.Check(); err != nil {
 		return dc, fmt.Errorf("%s: %w", sp, err)
 	}
 	return dc, nil
@@ -66,6 +62,12 @@ func (s *pdSetup) dynamoReplayer(sp runner.Spec, role pd.DynamoRole, cfg engine.
 	dc, err := dynamoConfig(sp, role, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if dc.Profile, err = pd.ProfileDynamo(cfg.Model); err != nil {
+		return nil, err
+	}
+	if _, err := pd.NewDynamo(dc); err != nil {
+		return nil, fmt.Errorf("%s: %w", sp, err)
 	}
 	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
 		pol, err := pd.NewDynamo(dc)

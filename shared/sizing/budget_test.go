@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 	RaiseFloor(&st, t0, 20, hold)
 	RaiseFloor(&st, t0, 18, hold) // a smaller ask does not lower it
 	at := func(s float64) time.Time { return t0.Add(seconds(s)) }
-	if got := lowerFloor(&st, &low, target, false, 8, at(hold-15)); got != 20 {
+	if got := lowerFloor(&st, &low, target, false, 8, at(hold-15), hold); got != 20 {
 		t.Fatalf("the floor moved within the hold: %d", got)
 	}
 	steps := []struct {
@@ -75,11 +76,47 @@ func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 		{hold + 315, &low, false, 15},
 	}
 	for i, s := range steps {
-		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at)); got != s.want {
+		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at), hold); got != s.want {
 			t.Fatalf("step %d (t=%gs): floor %d, want %d", i, s.at, got, s.want)
 		}
 	}
-	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320)); got != 0 || st.Floor.Pods != 0 {
+	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320), hold); got != 0 || st.Floor.Pods != 0 {
 		t.Errorf("a need that reaches the floor left it at %d", got)
+	}
+}
+
+// A state written before Floor.Next keeps the time its floor last changed
+// (Floor.At): it decodes, and its floor comes down a hold after that time,
+// as the build that wrote it would have let it.
+func TestAFloorWrittenBeforeNextComesDownAHoldAfterItsLastChange(t *testing.T) {
+	hold, target, low := 600.0, 0.007, 0.003
+	// What the build before Next wrote: the same document, "at" for "next".
+	old := state.New()
+	old.Service = &state.Service{Beta: 1, Floor: state.Floor{Pods: 12, Next: t0}}
+	b, err := state.Encode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := bytes.Replace(b, []byte(`"next":`), []byte(`"at":`), 1)
+	if bytes.Equal(raw, b) {
+		t.Fatalf("no floor in %s", b)
+	}
+	st, err := state.Decode(raw)
+	if err != nil {
+		t.Fatalf("a state with the floor's old field does not decode: %v", err)
+	}
+	svc := st.Service
+	if svc == nil || svc.Floor.Pods != 12 {
+		t.Fatalf("decoded floor %+v, want 12 pods", svc)
+	}
+	at := func(s float64) time.Time { return t0.Add(seconds(s)) }
+	if got := lowerFloor(svc, &low, target, false, 4, at(hold-15), hold); got != 12 {
+		t.Fatalf("the old floor moved within the hold after its last change: %d", got)
+	}
+	if !svc.Floor.At.IsZero() || !svc.Floor.Next.Equal(at(hold)) {
+		t.Fatalf("the old field was not turned into Next: %+v", svc.Floor)
+	}
+	if got := lowerFloor(svc, &low, target, false, 4, at(hold), hold); got != 11 {
+		t.Errorf("a hold after its last change the old floor is at %d, want 11", got)
 	}
 }

@@ -29,8 +29,13 @@ func RaiseFloor(next *state.Service, now time.Time, pods int, holdSeconds float6
 // the plan's 8 in one step, which the misses took back within minutes;
 // keeping it while every breach added a pod took the same fleet to 30
 // pods where 12 meet the objective. It is gone once the need reaches it.
-func lowerFloor(next *state.Service, spent *float64, target float64, breached bool, need int, now time.Time) int {
+func lowerFloor(next *state.Service, spent *float64, target float64, breached bool, need int, now time.Time, holdSeconds float64) int {
 	f := &next.Floor
+	if !f.At.IsZero() {
+		// A floor written before Next: its next step is a hold after its
+		// last change, as that build read it.
+		f.Next, f.At = later(f.Next, f.At.Add(seconds(holdSeconds))), time.Time{}
+	}
 	if f.Pods <= need {
 		*f = state.Floor{}
 		return 0
@@ -49,6 +54,14 @@ func lowerFloor(next *state.Service, spent *float64, target float64, breached bo
 		f.Pods, f.Next = f.Pods-1, step
 	}
 	return f.Pods
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // seconds is s seconds as a duration.

@@ -50,7 +50,11 @@ type Service struct {
 // the earliest time it may come down a pod (Next).
 type Floor struct {
 	Pods int       `json:"pods"`
-	Next time.Time `json:"next"`
+	Next time.Time `json:"next,omitzero"`
+	// At is what a state written before Next keeps instead: the time the
+	// floor last rose or came down (a hold before its next step). Read
+	// once (package sizing turns it into Next), never written again.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Spent counts the recent requests with a first token and those of them

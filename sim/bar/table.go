@@ -93,15 +93,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 // WriteMarkdown prints the same as a Markdown table and summary line.
 func WriteMarkdown(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
-	for i := range header {
-		if i == 0 {
-			b.WriteString("---|")
-		} else {
-			b.WriteString("--:|")
-		}
-	}
-	b.WriteString("\n")
+	b.WriteString(markdownHead(header))
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
 	}
@@ -110,4 +102,10 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 		return fmt.Errorf("writing the bar table: %w", err)
 	}
 	return nil
+}
+
+// markdownHead is a Markdown table's header and alignment lines: the
+// first column left, the others right.
+func markdownHead(cols []string) string {
+	return "| " + strings.Join(cols, " | ") + " |\n|---|" + strings.Repeat("--:|", len(cols)-1) + "\n"
 }

@@ -38,7 +38,8 @@ type Entry struct {
 // PDOracleResult is a P/D cell's oracle per pool (Found false: none met
 // the target).
 type PDOracleResult struct {
-	Found bool `json:"found"`
+	Found  bool    `json:"found"`
+	Target float64 `json:"target"` // searched for (below Target when that is out of reach)
 	PDFigures
 }
 

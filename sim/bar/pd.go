@@ -145,9 +145,10 @@ type PDRow struct {
 	PrefillFlapsPerHour float64 `json:"prefillFlapsPerHour"`
 	DecodeFlapsPerHour  float64 `json:"decodeFlapsPerHour"`
 
-	// The oracle per pool (OracleOK false: none found for Target).
-	OracleOK bool      `json:"oracleOK"`
-	Oracle   PDFigures `json:"oracle"`
+	// The oracle per pool (OracleOK false: none found).
+	OracleOK     bool      `json:"oracleOK"`
+	OracleTarget float64   `json:"oracleTarget"` // the target it was searched for (below Target when that is out of reach)
+	Oracle       PDFigures `json:"oracle"`
 
 	// The cheapest static pair found reaching the policy pair's
 	// attainments (StaticPrefill 0: not even MaxReplicas + MaxReplicas).

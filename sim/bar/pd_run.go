@@ -85,7 +85,7 @@ func (r *PDRunner) cell(ctx context.Context, c PDCase) (PDRow, error) {
 		return PDRow{}, err
 	}
 	r.store(key, s.entry)
-	row.OracleOK, row.Oracle = orc.Found, orc.PDFigures
+	row.OracleOK, row.OracleTarget, row.Oracle = orc.Found, orc.Target, orc.PDFigures
 	row.StaticPrefill, row.StaticDecode, row.Static, err = s.cheapest(ctx, row.PDFigures)
 	if err != nil {
 		return PDRow{}, err
@@ -109,21 +109,37 @@ func flapsPerHour(res *engine.Result) float64 {
 	return 0
 }
 
-// oracle is the cell's oracle per pool for Target (cached); none where
-// either pool's search fails short of Target.
+// oracle is the cell's oracle per pool for Target; where that fails and
+// the largest static pair (MaxReplicas in each pool) falls short of
+// Target, for the lower of its two attainments (rounded down to 0.1%), as
+// the unified cells' oracle does; none where that fails too (cached).
 func (r *PDRunner) oracle(ctx context.Context, s *pdStatics) (PDOracleResult, error) {
 	if s.entry.PDOracle != nil {
 		return *s.entry.PDOracle, nil
 	}
-	var out PDOracleResult
-	res, _, _, err := s.pools.OraclePair(ctx, s.reqs, r.Settings.Target)
+	target := r.Settings.Target
+	res, _, _, err := s.pools.OraclePair(ctx, s.reqs, target)
+	if err != nil && ctx.Err() == nil {
+		top, terr := s.pair(ctx, s.pools.Prefill.MaxReplicas, s.pools.Decode.MaxReplicas)
+		if terr != nil {
+			return PDOracleResult{}, terr
+		}
+		if ceiling := round3(min(top.UserAttainment, top.ITLAttainment)); ceiling < target {
+			if r.Log != nil {
+				r.Log.Info("P/D oracle searched again below the target", "target", target, "ceiling", ceiling, "err", err)
+			}
+			target = ceiling
+			res, _, _, err = s.pools.OraclePair(ctx, s.reqs, target)
+		}
+	}
+	out := PDOracleResult{Target: target}
 	switch {
 	case err == nil:
-		out = PDOracleResult{Found: true, PDFigures: pdFigures(res, s.infeasible)}
+		out.Found, out.PDFigures = true, pdFigures(res, s.infeasible)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return PDOracleResult{}, err
 	case r.Log != nil:
-		r.Log.Warn("no P/D oracle", "target", r.Settings.Target, "err", err)
+		r.Log.Warn("no P/D oracle", "target", target, "err", err)
 	}
 	s.entry.PDOracle = &out
 	return out, nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // PDSummary counts the P/D rows passing each criterion.
@@ -91,32 +90,13 @@ func pdCells(r PDRow) []string {
 // pdFootnote explains the peers column's mark.
 const pdFootnote = "peers marked * reach the policy pair's user TTFT and ITL attainments, so <peers compares it with them"
 
-// WritePDTable prints one aligned row per P/D cell and the summary line.
+// WritePDTable prints one aligned row per P/D cell, the peers' note and
+// the summary line.
 func WritePDTable(w io.Writer, rows []PDRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(pdHeader, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(pdCells(r), "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("writing the P/D bar table: %w", err)
-	}
-	if _, err := fmt.Fprintf(w, "%s\n%s\n", pdFootnote, SummarisePD(rows)); err != nil {
-		return fmt.Errorf("writing the P/D bar table: %w", err)
-	}
-	return nil
+	return writeAligned(w, pdHeader, mapRows(rows, pdCells), pdFootnote+"\n"+SummarisePD(rows).String())
 }
 
-// WritePDMarkdown prints the same as a Markdown table and summary line.
+// WritePDMarkdown prints the same as a Markdown table.
 func WritePDMarkdown(w io.Writer, rows []PDRow) error {
-	var b strings.Builder
-	b.WriteString(markdownHead(pdHeader))
-	for _, r := range rows {
-		b.WriteString("| " + strings.Join(pdCells(r), " | ") + " |\n")
-	}
-	b.WriteString("\n" + pdFootnote + ".\n\n" + SummarisePD(rows).String() + "\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("writing the P/D bar table: %w", err)
-	}
-	return nil
+	return writeMarkdown(w, pdHeader, mapRows(rows, pdCells), pdFootnote+".\n\n"+SummarisePD(rows).String())
 }

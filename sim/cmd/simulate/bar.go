@@ -74,7 +74,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 		if len(cases) == 0 {
 			return fmt.Errorf("-only %q keeps no P/D cell", *only)
 		}
-		r, err := pf.runner(cases[0], opts, *jobs, *cacheDir, log)
+		r, err := pf.runner(sp, cases[0], opts, *jobs, *cacheDir, log)
 		if err != nil {
 			return err
 		}

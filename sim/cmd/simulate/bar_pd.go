@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"time"
 
@@ -22,8 +24,8 @@ type barPDFlags struct {
 
 func (f *barPDFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "pd", false, "run the P/D cells only (prefill and decode pools: Mooncake's conversation hour and the demo with outputs ×4) instead of the unified ones")
-	fs.StringVar(&f.prefill, "pd-prefill", "inferscale:role=prefill", "with -pd: the prefill pool's policy under test")
-	fs.StringVar(&f.decode, "pd-decode", "inferscale:role=decode", "with -pd: the decode pool's policy under test (inferscale without itlSLO gets 50 ms)")
+	fs.StringVar(&f.prefill, "pd-prefill", "", "with -pd: the prefill pool's policy under test (default: -policy, inferscale with role=prefill)")
+	fs.StringVar(&f.decode, "pd-decode", "", "with -pd: the decode pool's policy under test (default: -policy, inferscale with role=decode; inferscale without itlSLO gets 50 ms)")
 	fs.BoolVar(&f.peers, "pd-peers", true, "with -pd: replay the peer pairs (keda-queue and dynamo in both pools) and judge the policy pair against those of its attainment")
 }
 
@@ -39,8 +41,10 @@ func (f *barPDFlags) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
+	if set["policy"] && (set["pd-prefill"] || set["pd-decode"]) {
+		return errors.New("-pd with -policy and -pd-prefill or -pd-decode: name one policy for both pools (-policy) or each pool's (-pd-prefill, -pd-decode)")
+	}
 	for _, c := range []struct{ name, why string }{
-		{"policy", "the P/D cells' policies are -pd-prefill and -pd-decode"},
 		{"stress", "-stress adds unified cells, and -pd runs the P/D cells only"},
 		{"day", "-day adds a unified cell, and -pd runs the P/D cells only"},
 	} {
@@ -53,19 +57,22 @@ func (f *barPDFlags) check(fs *flag.FlagSet) error {
 
 // runner reads and checks the policy pair against the first cell's pools
 // (every cell's differ only in GPU speed and seed) and builds the runner.
-func (f *barPDFlags) runner(first bar.PDCase, opts runner.Options, jobs int, cacheDir string, log *slog.Logger) (*bar.PDRunner, error) {
+// A pool without its own flag takes policy, inferscale with the pool's
+// role.
+func (f *barPDFlags) runner(policy runner.Spec, first bar.PDCase, opts runner.Options, jobs int, cacheDir string, log *slog.Logger) (*bar.PDRunner, error) {
 	s := bar.DefaultPDSettings()
 	pools := s.Pools(first, opts)
-	pre, err := poolSpecs("prefill", f.prefill, pools.Prefill, opts)
+	preList, decList := orRole(f.prefill, policy, "prefill"), pd.WithITL(orRole(f.decode, policy, "decode"), s.ITLSLO)
+	pre, err := poolSpecs(poolFlag(f.prefill, "pd-prefill"), "prefill", preList, pools.Prefill, opts)
 	if err != nil {
-		return nil, fmt.Errorf("-pd-prefill: %w", err)
+		return nil, err
 	}
-	dec, err := poolSpecs("decode", pd.WithITL(f.decode, s.ITLSLO), pools.Decode, opts)
+	dec, err := poolSpecs(poolFlag(f.decode, "pd-decode"), "decode", decList, pools.Decode, opts)
 	if err != nil {
-		return nil, fmt.Errorf("-pd-decode: %w", err)
+		return nil, err
 	}
 	if len(pre) != 1 || len(dec) != 1 {
-		return nil, fmt.Errorf("-pd-prefill %q, -pd-decode %q: want one policy each", f.prefill, f.decode)
+		return nil, fmt.Errorf("-pd: prefill pool %q, decode pool %q: want one policy each", preList, decList)
 	}
 	r := &bar.PDRunner{Settings: s, Policy: bar.PDPair{Prefill: pre[0], Decode: dec[0]}, Options: opts, Jobs: jobs, Log: log,
 		Cache: &bar.Cache{Dir: cacheDir}}
@@ -73,6 +80,30 @@ func (f *barPDFlags) runner(first bar.PDCase, opts runner.Options, jobs int, cac
 		r.Peers = bar.DefaultPDPeers()
 	}
 	return r, nil
+}
+
+// poolFlag names the flag a pool's policy came from.
+func poolFlag(own, name string) string {
+	if own != "" {
+		return name
+	}
+	return "policy"
+}
+
+// orRole is a pool's policy: its own flag's value, else policy, with
+// role=<role> where policy is inferscale without a role.
+func orRole(own string, policy runner.Spec, role string) string {
+	if own != "" {
+		return own
+	}
+	sp := runner.Spec{Name: policy.Name, Params: maps.Clone(policy.Params)}
+	if sp.Params == nil {
+		sp.Params = map[string]string{}
+	}
+	if sp.Name == "inferscale" && sp.Params["role"] == "" {
+		sp.Params["role"] = role
+	}
+	return sp.String()
 }
 
 // barOutput is where a bar run's results go.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferscale/inferscale/internal/testenv"
 	"github.com/inferscale/inferscale/sim/bar"
+	"github.com/inferscale/inferscale/sim/runner"
 )
 
 func TestBarPDRejectsBadFlags(t *testing.T) {
@@ -16,7 +17,9 @@ func TestBarPDRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-pd", "-policy", "kpa"}, "-pd with -policy"},
+		{[]string{"-pd", "-policy", "kpa", "-pd-decode", "kpa"}, "-pd with -policy and -pd-prefill or -pd-decode"},
+		{[]string{"-pd", "-policy", "inferscale:role=decode"}, "-policy: inferscale settings"},
+		{[]string{"-pd", "-policy", "inferscale:nosuch=1"}, "nosuch"},
 		{[]string{"-pd", "-stress"}, "-pd with -stress"},
 		{[]string{"-pd", "-day"}, "-pd with -day"},
 		{[]string{"-pd-prefill", "keda-queue"}, "-pd-prefill needs -pd"},
@@ -39,6 +42,22 @@ func TestBarPDRejectsBadFlags(t *testing.T) {
 	// Through dispatch, as main sees it: an error, so a non-zero exit.
 	if err := dispatch(context.Background(), []string{"bar", "-pd", "-stress", "-shared", "."}, quietLog()); err == nil {
 		t.Error("simulate bar -pd -stress: accepted")
+	}
+}
+
+func TestBarPDPoolsTakeThePolicyWithTheirRole(t *testing.T) {
+	sp := runner.Spec{Name: "inferscale", Params: map[string]string{"forecastMiss": "0.1"}}
+	if got := orRole("", sp, "prefill"); got != "inferscale:forecastMiss=0.1,role=prefill" {
+		t.Errorf("prefill pool %q, want -policy with role=prefill", got)
+	}
+	if got := orRole("", runner.Spec{Name: "kpa"}, "decode"); got != "kpa" {
+		t.Errorf("decode pool %q, want kpa as it is", got)
+	}
+	if got := orRole("keda-queue", sp, "decode"); got != "keda-queue" {
+		t.Errorf("decode pool %q, want its own flag's", got)
+	}
+	if len(sp.Params) != 1 {
+		t.Errorf("-policy's spec changed: %v", sp.Params)
 	}
 }
 

@@ -130,41 +130,43 @@ func parsePD(args []string) (*pdSetup, error) {
 	}
 	dcfg.TTFTSLOSeconds = c.slo - f.prefillSLO
 	s.pools = pd.Pools{Prefill: pcfg, Decode: dcfg, TransferPerToken: f.transfer, SLO: c.slo, Options: opts}
-	if s.prefill, err = poolSpecs("prefill", f.prefillPolicies, pcfg, opts); err != nil {
+	if s.prefill, err = poolSpecs("prefill-policies", "prefill", f.prefillPolicies, pcfg, opts); err != nil {
 		return nil, err
 	}
-	if s.decod, err = poolSpecs("decode", pd.WithITL(f.decodePolicies, c.tpot), dcfg, opts); err != nil {
+	if s.decod, err = poolSpecs("decode-policies", "decode", pd.WithITL(f.decodePolicies, c.tpot), dcfg, opts); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func poolSpecs(pool, list string, cfg engine.Config, opts runner.Options) ([]runner.Spec, error) {
+// poolSpecs reads and checks the policies of a pool (its flag named
+// flagName) against its engine cfg.
+func poolSpecs(flagName, pool, list string, cfg engine.Config, opts runner.Options) ([]runner.Spec, error) {
 	specs, err := runner.ParseSpecs(list)
 	if err != nil {
-		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+		return nil, fmt.Errorf("-%s: %w", flagName, err)
 	}
 	var checked []runner.Spec
 	for _, sp := range specs {
 		switch {
 		case sp.Name == runner.Oracle || (sp.Name == "static" && sp.Params["replicas"] == ""):
-			return nil, fmt.Errorf("-%s-policies: %s is reported on its own (the oracle and the cheapest static pair), name a policy", pool, sp)
+			return nil, fmt.Errorf("-%s: %s is reported on its own (the oracle and the cheapest static pair), name a policy", flagName, sp)
 		case sp.Name == pd.RatioPolicy && pool == "decode":
 			if _, err := pd.ParseRatio(sp); err != nil {
-				return nil, fmt.Errorf("-decode-policies: %w", err)
+				return nil, fmt.Errorf("-%s: %w", flagName, err)
 			}
 		case sp.Name == pd.RatioPolicy:
-			return nil, fmt.Errorf("-%s-policies: %s follows the prefill pool: a decode policy", pool, sp)
+			return nil, fmt.Errorf("-%s: %s follows the prefill pool: a decode policy", flagName, sp)
 		case sp.Name == pd.DynamoPolicy:
 			if _, err := pd.ParseDynamo(sp, pd.DynamoRole(pool), cfg.TPOTSLOSeconds); err != nil {
-				return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+				return nil, fmt.Errorf("-%s: %w", flagName, err)
 			}
 		default:
 			checked = append(checked, sp)
 		}
 	}
 	if err := runner.Check(checked, cfg, opts); err != nil {
-		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+		return nil, fmt.Errorf("-%s: %w", flagName, err)
 	}
 	return specs, nil
 }

@@ -183,11 +183,11 @@ func Matrix(workloads []Workload, seeds []int64, speeds []float64, startups []St
 
 // Filter keeps the cells whose name contains any of the comma-separated
 // substrings (all when only is empty).
-func Filter(cases []Case, only string) []Case {
+func Filter[C interface{ Name() string }](cases []C, only string) []C {
 	if only == "" {
 		return cases
 	}
-	var out []Case
+	var out []C
 	for _, c := range cases {
 		for _, s := range strings.Split(only, ",") {
 			if s != "" && strings.Contains(c.Name(), s) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/oracle"
+	"github.com/inferscale/inferscale/sim/pd"
+	"github.com/inferscale/inferscale/sim/runner"
 )
 
 // cacheVersion is the layout of a cache entry; bump it when Entry changes.
@@ -26,6 +28,19 @@ type Entry struct {
 	Oracle *OracleResult `json:"oracle,omitempty"`
 	// Static maps a static fleet size to its replay.
 	Static map[string]StaticResult `json:"static,omitempty"`
+
+	// PDOracle is a P/D cell's oracle per pool; nil until searched.
+	PDOracle *PDOracleResult `json:"pdOracle,omitempty"`
+	// PDStatic maps a static pair, "P+D" pods, to its replay.
+	PDStatic map[string]PDFigures `json:"pdStatic,omitempty"`
+}
+
+// PDOracleResult is a P/D cell's oracle per pool (Found false: none met
+// the target).
+type PDOracleResult struct {
+	Found  bool    `json:"found"`
+	Target float64 `json:"target"` // searched for (below Target when that is out of reach)
+	PDFigures
 }
 
 // OracleResult is the part of an oracle replay the matrix reports.
@@ -65,12 +80,32 @@ func DefaultCacheDir() string {
 func Key(c Case, cfg engine.Config, s Settings) string {
 	cfg.Progress = nil
 	t := c.Trace()
-	file := t.Spec
+	return hashKey(fmt.Sprintf("%s|%+v|%+v|%+v", traceFile(t), t, cfg, s))
+}
+
+// PDKey is Key for a P/D cell: its trace, output scale, both pools'
+// engine configurations and the settings.
+func PDKey(c PDCase, pools pd.Pools, s PDSettings) string {
+	pools.Prefill.Progress, pools.Decode.Progress = nil, nil
+	t := c.Trace()
+	return hashKey(fmt.Sprintf("pd|%s|%+v|%g|%+v|%+v|%g|%g|%+v", traceFile(t), t, c.Workload.OutputScale,
+		pools.Prefill, pools.Decode, pools.TransferPerToken, pools.SLO, s))
+}
+
+// traceFile names a trace file by its path, size and modification time
+// (a generated trace by its spec).
+func traceFile(t runner.Trace) string {
 	if st, err := os.Stat(t.Spec); err == nil {
-		file = fmt.Sprintf("%s|%d|%d", t.Spec, st.Size(), st.ModTime().UnixNano())
+		return fmt.Sprintf("%s|%d|%d", t.Spec, st.Size(), st.ModTime().UnixNano())
 	}
+	return t.Spec
+}
+
+// hashKey is the cache key of a cell described by desc, with the cache
+// layout's and the engine's and oracle's versions.
+func hashKey(desc string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "v%d|%s|%s|%s|%+v|%+v|%+v", cacheVersion, engine.Version, oracle.Version, file, t, cfg, s)
+	fmt.Fprintf(h, "v%d|%s|%s|%s", cacheVersion, engine.Version, oracle.Version, desc)
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
@@ -95,6 +130,9 @@ func (c *Cache) Load(key string) *Entry {
 	}
 	if e.Static == nil {
 		e.Static = map[string]StaticResult{}
+	}
+	if e.PDStatic == nil {
+		e.PDStatic = map[string]PDFigures{}
 	}
 	c.mem[key] = e
 	return e

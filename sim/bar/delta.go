@@ -3,13 +3,14 @@ package bar
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 )
 
 // Delta is what moved between two bar runs of the same cells: the cells
 // whose figures or verdict differ, the cells only one run has, and the
-// cells passing each criterion in each run.
+// cells passing each criterion in each run; unified and P/D cells apart.
 type Delta struct {
 	Old, New Report
 	Moved    []Move   // in the new run's order
@@ -18,42 +19,67 @@ type Delta struct {
 	OnlyNew  []string // cells the old run lacks
 	Before   Summary  // the old run's counts, all its cells
 	After    Summary  // the new run's
+
+	PDMoved           []PDMove
+	PDSame            int
+	PDBefore, PDAfter PDSummary
 }
 
 // Move is one cell in both runs whose row differs.
 type Move struct{ Old, New Row }
 
+// PDMove is one P/D cell in both runs whose row differs.
+type PDMove struct{ Old, New PDRow }
+
 // Diff compares two reports cell by cell (by name).
 func Diff(old, new Report) Delta {
-	d := Delta{Old: old, New: new, Before: Summarise(old.Rows), After: Summarise(new.Rows)}
-	byName := make(map[string]Row, len(old.Rows))
-	for _, r := range old.Rows {
-		byName[r.Case] = r
+	d := Delta{Old: old, New: new, Before: Summarise(old.Rows), After: Summarise(new.Rows),
+		PDBefore: SummarisePD(old.PDRows), PDAfter: SummarisePD(new.PDRows)}
+	var moved [][2]Row
+	moved, d.Same, d.OnlyOld, d.OnlyNew = diffRows(old.Rows, new.Rows, func(r Row) string { return r.Case }, sameRow)
+	for _, m := range moved {
+		d.Moved = append(d.Moved, Move{Old: m[0], New: m[1]})
 	}
-	inNew := make(map[string]bool, len(new.Rows))
-	for _, r := range new.Rows {
-		inNew[r.Case] = true
-		o, ok := byName[r.Case]
+	pdMoved, pdSame, pdOld, pdNew := diffRows(old.PDRows, new.PDRows, func(r PDRow) string { return r.Case },
+		func(a, b PDRow) bool { return reflect.DeepEqual(a, b) })
+	for _, m := range pdMoved {
+		d.PDMoved = append(d.PDMoved, PDMove{Old: m[0], New: m[1]})
+	}
+	d.PDSame, d.OnlyOld, d.OnlyNew = pdSame, append(d.OnlyOld, pdOld...), append(d.OnlyNew, pdNew...)
+	return d
+}
+
+// diffRows matches two runs' rows by name: the pairs that differ (in the
+// new run's order), how many do not, and the names only one run has.
+func diffRows[R any](old, new []R, name func(R) string, same func(a, b R) bool) (moved [][2]R, unmoved int, onlyOld, onlyNew []string) {
+	byName := make(map[string]R, len(old))
+	for _, r := range old {
+		byName[name(r)] = r
+	}
+	inNew := make(map[string]bool, len(new))
+	for _, r := range new {
+		inNew[name(r)] = true
+		o, ok := byName[name(r)]
 		switch {
 		case !ok:
-			d.OnlyNew = append(d.OnlyNew, r.Case)
-		case sameRow(o, r):
-			d.Same++
+			onlyNew = append(onlyNew, name(r))
+		case same(o, r):
+			unmoved++
 		default:
-			d.Moved = append(d.Moved, Move{Old: o, New: r})
+			moved = append(moved, [2]R{o, r})
 		}
 	}
-	for _, r := range old.Rows {
-		if !inNew[r.Case] {
-			d.OnlyOld = append(d.OnlyOld, r.Case)
+	for _, r := range old {
+		if !inNew[name(r)] {
+			onlyOld = append(onlyOld, name(r))
 		}
 	}
-	return d
+	return moved, unmoved, onlyOld, onlyNew
 }
 
 // Unchanged reports whether no cell moved and both runs have the same cells.
 func (d Delta) Unchanged() bool {
-	return len(d.Moved) == 0 && len(d.OnlyOld) == 0 && len(d.OnlyNew) == 0
+	return len(d.Moved) == 0 && len(d.PDMoved) == 0 && len(d.OnlyOld) == 0 && len(d.OnlyNew) == 0
 }
 
 // sameRow compares every figure and criterion of two rows exactly.
@@ -93,16 +119,30 @@ var deltaHeader = []string{"cell", "TTFT ok", "GPU-h", "new/old", "flaps/h", "ki
 
 // WriteDelta prints the delta as Markdown, pasteable into a commit
 // message: a heading line naming both runs, one row per moved cell, the
-// cells only one run has, and per criterion the cells passing old → new.
+// cells only one run has, and per criterion the cells passing old → new
+// (the P/D cells' apart, where either run has them).
 func WriteDelta(w io.Writer, d Delta, oldLabel, newLabel string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bar delta, %s → %s: policy %s, flags `%s`; %d cells in both, %d moved, %d unchanged\n",
-		oldLabel, newLabel, fromTo(d.Old.Policy, d.New.Policy), fromTo(strings.Join(d.Old.Args, " "), strings.Join(d.New.Args, " ")),
-		len(d.Moved)+d.Same, len(d.Moved), d.Same)
+	moved, same := len(d.Moved)+len(d.PDMoved), d.Same+d.PDSame
+	var policy []string
+	if d.Old.Policy != "" || d.New.Policy != "" {
+		policy = append(policy, "policy "+fromTo(d.Old.Policy, d.New.Policy))
+	}
+	if d.Old.PDPolicy != "" || d.New.PDPolicy != "" {
+		policy = append(policy, "P/D pair "+fromTo(d.Old.PDPolicy, d.New.PDPolicy))
+	}
+	fmt.Fprintf(&b, "bar delta, %s → %s: %s, flags `%s`; %d cells in both, %d moved, %d unchanged\n",
+		oldLabel, newLabel, strings.Join(policy, ", "), fromTo(strings.Join(d.Old.Args, " "), strings.Join(d.New.Args, " ")), moved+same, moved, same)
 	if len(d.Moved) > 0 {
-		b.WriteString("\n| " + strings.Join(deltaHeader, " | ") + " |\n|---|" + strings.Repeat("--:|", len(deltaHeader)-2) + "---|\n")
+		b.WriteString("\n" + deltaHead(deltaHeader))
 		for _, m := range d.Moved {
 			b.WriteString("| " + strings.Join(moveCells(m), " | ") + " |\n")
+		}
+	}
+	if len(d.PDMoved) > 0 {
+		b.WriteString("\n" + deltaHead(pdDeltaHeader))
+		for _, m := range d.PDMoved {
+			b.WriteString("| " + strings.Join(pdMoveCells(m), " | ") + " |\n")
 		}
 	}
 	if len(d.OnlyOld) > 0 {
@@ -111,20 +151,75 @@ func WriteDelta(w io.Writer, d Delta, oldLabel, newLabel string) error {
 	if len(d.OnlyNew) > 0 {
 		fmt.Fprintf(&b, "\nonly in %s: %s\n", newLabel, strings.Join(d.OnlyNew, ", "))
 	}
-	b.WriteString("\ncells passing, old → new (each run's own cells):\n")
-	before, after := d.Before.counts(), d.After.counts()
-	for i, name := range criterionNames {
-		o, n := before[i], after[i]
-		eq := ""
-		if o == n {
-			eq = " (=)"
-		}
-		fmt.Fprintf(&b, "- %s: %d/%d → %d/%d%s\n", name, o[0], o[1], n[0], n[1], eq)
+	if len(d.Old.Rows)+len(d.New.Rows) > 0 {
+		b.WriteString("\ncells passing, old → new (each run's own cells):\n")
+		writeCounts(&b, criterionNames, d.Before.counts(), d.After.counts())
+	}
+	if len(d.Old.PDRows)+len(d.New.PDRows) > 0 {
+		b.WriteString("\nP/D cells passing, old → new (each run's own cells):\n")
+		writeCounts(&b, pdCriterionNames, d.PDBefore.counts(), d.PDAfter.counts())
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the bar delta: %w", err)
 	}
 	return nil
+}
+
+// deltaHead is a delta table's header: the first and last columns left.
+func deltaHead(cols []string) string {
+	return "| " + strings.Join(cols, " | ") + " |\n|---|" + strings.Repeat("--:|", len(cols)-2) + "---|\n"
+}
+
+// writeCounts prints per criterion the cells passing old → new.
+func writeCounts(b *strings.Builder, names []string, before, after [][2]int) {
+	for i, name := range names {
+		o, n := before[i], after[i]
+		eq := ""
+		if o == n {
+			eq = " (=)"
+		}
+		fmt.Fprintf(b, "- %s: %d/%d → %d/%d%s\n", name, o[0], o[1], n[0], n[1], eq)
+	}
+}
+
+var pdDeltaHeader = []string{"P/D cell", "user TTFT ok", "ITL ok", "GPU-h", "new/old", "flaps/h (P+D)", "killed (P+D)", "static pair", "criteria that changed"}
+
+// pdMoveCells is a moved P/D cell's row, as moveCells.
+func pdMoveCells(m PDMove) []string {
+	o, n := m.Old, m.New
+	ratio := "-"
+	if o.GPUHours() > 0 {
+		ratio = fmt.Sprintf("%.3f", n.GPUHours()/o.GPUHours())
+	}
+	static := func(r PDRow) string {
+		if r.StaticPrefill == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%d+%d", r.StaticPrefill, r.StaticDecode)
+	}
+	changed := changedMarks(pdCriterionNames, pdVerdictMarks(o.Verdict), pdVerdictMarks(n.Verdict))
+	return []string{o.Case,
+		fromTo(fmt.Sprintf("%.3f%%", 100*o.UserAttainment), fmt.Sprintf("%.3f%%", 100*n.UserAttainment)),
+		fromTo(fmt.Sprintf("%.3f%%", 100*o.ITLAttainment), fmt.Sprintf("%.3f%%", 100*n.ITLAttainment)),
+		fromTo(fmt.Sprintf("%.3f", o.GPUHours()), fmt.Sprintf("%.3f", n.GPUHours())), ratio,
+		fromTo(fmt.Sprintf("%.2f+%.2f", o.PrefillFlapsPerHour, o.DecodeFlapsPerHour), fmt.Sprintf("%.2f+%.2f", n.PrefillFlapsPerHour, n.DecodeFlapsPerHour)),
+		fromTo(fmt.Sprintf("%d+%d", o.PrefillKilled, o.DecodeKilled), fmt.Sprintf("%d+%d", n.PrefillKilled, n.DecodeKilled)),
+		fromTo(static(o), static(n)),
+		changed}
+}
+
+// changedMarks lists the criteria whose mark changed ("none": none did).
+func changedMarks(names, old, new []string) string {
+	var changed []string
+	for i, name := range names {
+		if old[i] != new[i] {
+			changed = append(changed, fmt.Sprintf("%s %s→%s", name, old[i], new[i]))
+		}
+	}
+	if len(changed) == 0 {
+		return "none"
+	}
+	return strings.Join(changed, ", ")
 }
 
 // moveCells is a moved cell's row: each figure as old → new where it
@@ -141,16 +236,7 @@ func moveCells(m Move) []string {
 		}
 		return fmt.Sprint(r.StaticN)
 	}
-	var changed []string
-	om, nm := verdictMarks(o.Verdict), verdictMarks(n.Verdict)
-	for i, name := range criterionNames {
-		if om[i] != nm[i] {
-			changed = append(changed, fmt.Sprintf("%s %s→%s", name, om[i], nm[i]))
-		}
-	}
-	if len(changed) == 0 {
-		changed = []string{"none"}
-	}
+	changed := changedMarks(criterionNames, verdictMarks(o.Verdict), verdictMarks(n.Verdict))
 	return []string{o.Case,
 		fromTo(fmt.Sprintf("%.3f%%", 100*o.Attainment), fmt.Sprintf("%.3f%%", 100*n.Attainment)),
 		fromTo(fmt.Sprintf("%.3f", o.GPUHours), fmt.Sprintf("%.3f", n.GPUHours)), ratio,
@@ -158,7 +244,7 @@ func moveCells(m Move) []string {
 		fromTo(fmt.Sprint(o.Killed), fmt.Sprint(n.Killed)),
 		fromTo(fmt.Sprint(o.DownsInBreach), fmt.Sprint(n.DownsInBreach)),
 		fromTo(staticN(o), staticN(n)),
-		strings.Join(changed, ", ")}
+		changed}
 }
 
 // fromTo is "a → b", or a alone where they are equal.

@@ -19,6 +19,10 @@ type Report struct {
 	Policy string   `json:"policy"`
 	Args   []string `json:"args"` // the bar command's flags
 	Rows   []Row    `json:"rows"`
+	// PDPolicy is the P/D cells' policy pair under test, "prefill +
+	// decode"; PDRows are those cells (simulate bar -pd).
+	PDPolicy string  `json:"pdPolicy,omitempty"`
+	PDRows   []PDRow `json:"pdRows,omitempty"`
 }
 
 // WriteReport writes r as indented JSON.
@@ -34,8 +38,9 @@ func WriteReport(w io.Writer, r Report) error {
 	return nil
 }
 
-// ReadReport decodes and checks a report: its format, at least one row,
-// every row named once, attainments in [0, 1] and GPU-hours ≥ 0. Fields
+// ReadReport decodes and checks a report: its format, at least one row
+// (unified or P/D), every row named once, attainments in [0, 1] and
+// GPU-hours ≥ 0. Fields
 // it does not know are ignored (a later revision's additions).
 func ReadReport(rd io.Reader) (Report, error) {
 	var r Report
@@ -45,7 +50,7 @@ func ReadReport(rd io.Reader) (Report, error) {
 	if r.Format != ReportFormat {
 		return Report{}, fmt.Errorf("bar report format %q, want %q", r.Format, ReportFormat)
 	}
-	if len(r.Rows) == 0 {
+	if len(r.Rows)+len(r.PDRows) == 0 {
 		return Report{}, errors.New("bar report has no rows")
 	}
 	seen := map[string]bool{}
@@ -62,7 +67,28 @@ func ReadReport(rd io.Reader) (Report, error) {
 		}
 		seen[row.Case] = true
 	}
+	for i, row := range r.PDRows {
+		if err := checkPDRow(i, row, seen); err != nil {
+			return Report{}, err
+		}
+		seen[row.Case] = true
+	}
 	return r, nil
+}
+
+// checkPDRow checks one P/D row of a report (seen: the cells before it).
+func checkPDRow(i int, row PDRow, seen map[string]bool) error {
+	switch {
+	case row.Case == "":
+		return fmt.Errorf("bar report P/D row %d has no case name", i)
+	case seen[row.Case]:
+		return fmt.Errorf("bar report names cell %s twice", row.Case)
+	case !unit(row.UserAttainment) || !unit(row.ITLAttainment):
+		return fmt.Errorf("bar report cell %s: attainment %g or %g outside [0, 1]", row.Case, row.UserAttainment, row.ITLAttainment)
+	case row.PrefillGPUHours < 0 || row.DecodeGPUHours < 0 || row.PrefillFlapsPerHour < 0 || row.DecodeFlapsPerHour < 0:
+		return fmt.Errorf("bar report cell %s: negative GPU-hours or flaps", row.Case)
+	}
+	return nil
 }
 
 func unit(v float64) bool { return v >= 0 && v <= 1 && !math.IsNaN(v) }

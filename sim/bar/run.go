@@ -25,6 +25,11 @@ type Runner struct {
 	Jobs     int // cells evaluated at once (≥ 1)
 	Log      *slog.Logger
 
+	traces traceCache
+}
+
+// traceCache reads each trace once for every cell that uses it.
+type traceCache struct {
 	mu     sync.Mutex
 	traces map[string]*loaded
 }
@@ -35,19 +40,19 @@ type loaded struct {
 	err  error
 }
 
-// load reads a trace once per spec and seed for every cell that uses it.
-func (r *Runner) load(t runner.Trace) ([]workload.Request, error) {
+// load reads a trace once per spec and seed.
+func (tc *traceCache) load(t runner.Trace) ([]workload.Request, error) {
 	key := fmt.Sprintf("%+v", t)
-	r.mu.Lock()
-	if r.traces == nil {
-		r.traces = map[string]*loaded{}
+	tc.mu.Lock()
+	if tc.traces == nil {
+		tc.traces = map[string]*loaded{}
 	}
-	l, ok := r.traces[key]
+	l, ok := tc.traces[key]
 	if !ok {
 		l = &loaded{}
-		r.traces[key] = l
+		tc.traces[key] = l
 	}
-	r.mu.Unlock()
+	tc.mu.Unlock()
 	l.once.Do(func() { l.reqs, l.err = runner.Load(t) })
 	return l.reqs, l.err
 }
@@ -55,23 +60,31 @@ func (r *Runner) load(t runner.Trace) ([]workload.Request, error) {
 // Run evaluates every cell, Jobs at a time, and returns the rows in the
 // cells' order.
 func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
-	rows := make([]Row, len(cases))
+	return runCells(ctx, cases, r.Jobs, r.Log, r.cell, func(row Row) []any {
+		return []any{"attainment", fmt.Sprintf("%.4f", row.Attainment), "pass", row.Verdict.All()}
+	})
+}
+
+// runCells evaluates every cell with cell, jobs at a time, logging each
+// with what logged gives, and returns the rows in the cells' order.
+func runCells[C interface{ Name() string }, R any](ctx context.Context, cases []C, jobs int, log *slog.Logger,
+	cell func(context.Context, C) (R, error), logged func(R) []any) ([]R, error) {
+	rows := make([]R, len(cases))
 	errs := make([]error, len(cases))
-	jobs := make(chan int)
+	next := make(chan int)
 	var wg sync.WaitGroup
 	progress := newProgress(len(cases), time.Now())
-	for w := 0; w < max(r.Jobs, 1); w++ {
+	for w := 0; w < max(jobs, 1); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
+			for i := range next {
 				start := time.Now()
-				rows[i], errs[i] = r.cell(ctx, cases[i])
+				rows[i], errs[i] = cell(ctx, cases[i])
 				done, eta := progress.step(time.Now())
-				if errs[i] == nil && r.Log != nil {
-					r.Log.Info("cell done", "n", fmt.Sprintf("%d/%d", done, len(cases)), "eta", eta.Round(time.Second).String(),
-						"case", cases[i].Name(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()),
-						"attainment", fmt.Sprintf("%.4f", rows[i].Attainment), "pass", rows[i].Verdict.All())
+				if errs[i] == nil && log != nil {
+					log.Info("cell done", append([]any{"n", fmt.Sprintf("%d/%d", done, len(cases)), "eta", eta.Round(time.Second).String(),
+						"case", cases[i].Name(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds())}, logged(rows[i])...)...)
 				}
 			}
 		}()
@@ -80,9 +93,9 @@ func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- i
+		next <- i
 	}
-	close(jobs)
+	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bar matrix stopped: %w", err)
@@ -98,7 +111,7 @@ func (r *Runner) Run(ctx context.Context, cases []Case) ([]Row, error) {
 // cell evaluates one cell: the policy, then the oracle and the static
 // fleet from the cache or by replay.
 func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
-	reqs, err := r.load(c.Trace())
+	reqs, err := r.traces.load(c.Trace())
 	if err != nil {
 		return Row{}, err
 	}

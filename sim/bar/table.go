@@ -76,38 +76,56 @@ func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
 
 // WriteTable prints one aligned row per cell and the summary line.
 func WriteTable(w io.Writer, rows []Row) error {
+	return writeAligned(w, header, mapRows(rows, cells), Summarise(rows).String())
+}
+
+// WriteMarkdown prints the same as a Markdown table and summary line.
+func WriteMarkdown(w io.Writer, rows []Row) error {
+	return writeMarkdown(w, header, mapRows(rows, cells), Summarise(rows).String())
+}
+
+// mapRows is each row's cells.
+func mapRows[R any](rows []R, cells func(R) []string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = cells(r)
+	}
+	return out
+}
+
+// writeAligned prints the header and rows aligned, then the tail lines.
+func writeAligned(w io.Writer, header []string, rows [][]string, tail string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the bar table: %w", err)
 	}
-	if _, err := fmt.Fprintln(w, Summarise(rows)); err != nil {
+	if _, err := fmt.Fprintln(w, tail); err != nil {
 		return fmt.Errorf("writing the bar table: %w", err)
 	}
 	return nil
 }
 
-// WriteMarkdown prints the same as a Markdown table and summary line.
-func WriteMarkdown(w io.Writer, rows []Row) error {
+// writeMarkdown prints the header and rows as a Markdown table, then the
+// tail after a blank line.
+func writeMarkdown(w io.Writer, header []string, rows [][]string, tail string) error {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
-	for i := range header {
-		if i == 0 {
-			b.WriteString("---|")
-		} else {
-			b.WriteString("--:|")
-		}
-	}
-	b.WriteString("\n")
+	b.WriteString(markdownHead(header))
 	for _, r := range rows {
-		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	b.WriteString("\n" + Summarise(rows).String() + "\n")
+	b.WriteString("\n" + tail + "\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the bar table: %w", err)
 	}
 	return nil
+}
+
+// markdownHead is a Markdown table's header and alignment lines: the
+// first column left, the others right.
+func markdownHead(cols []string) string {
+	return "| " + strings.Join(cols, " | ") + " |\n|---|" + strings.Repeat("--:|", len(cols)-1) + "\n"
 }

@@ -33,8 +33,16 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
 	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
 	jsonOut := fs.String("json", "", "also write the cells' results to this file as JSON (simulate bar-diff compares two)")
+	var pf barPDFlags
+	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bar: unexpected arguments %q", fs.Args())
+	}
+	if err := pf.check(fs); err != nil {
+		return err
 	}
 	sp, err := runner.ParseSpec(*policy)
 	if err != nil {
@@ -60,6 +68,18 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	if _, err := os.Stat(*shared); err != nil {
 		return fmt.Errorf("-shared: %w", err)
 	}
+	opts := runner.Options{Mode: m, BinDir: *bin, CPA: inferscale.DefaultCPA()}
+	if pf.on {
+		cases := bar.Filter(bar.PDMatrix(bar.PDWorkloads(*shared), seedList, speedList), *only)
+		if len(cases) == 0 {
+			return fmt.Errorf("-only %q keeps no P/D cell", *only)
+		}
+		r, err := pf.runner(sp, cases[0], opts, *jobs, *cacheDir, log)
+		if err != nil {
+			return err
+		}
+		return runBarPD(ctx, r, cases, barOutput{fs: fs, json: *jsonOut, markdown: *markdown, clear: *clear}, log)
+	}
 	workloads := bar.Workloads(*shared)
 	if *stress {
 		workloads = append(workloads, bar.Stress(*shared)...)
@@ -76,8 +96,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 			return err
 		}
 	}
-	r := &bar.Runner{Settings: bar.DefaultSettings(), Policy: sp, Jobs: *jobs, Log: log, Cache: &bar.Cache{Dir: *cacheDir},
-		Options: runner.Options{Mode: m, BinDir: *bin, CPA: inferscale.DefaultCPA()}}
+	r := &bar.Runner{Settings: bar.DefaultSettings(), Policy: sp, Jobs: *jobs, Log: log, Cache: &bar.Cache{Dir: *cacheDir}, Options: opts}
 	report, err := createReport(*jsonOut)
 	if err != nil {
 		return err
@@ -112,11 +131,12 @@ func howFlag(name string) bool {
 }
 
 // cellFlags are the flags set on the command line that define the cells,
-// as -name=value in name order (not -policy: the report has it).
+// as -name=value in name order (not -policy, -pd-prefill or -pd-decode:
+// the report has them).
 func cellFlags(fs *flag.FlagSet) []string {
 	out := []string{}
 	fs.Visit(func(f *flag.Flag) {
-		if !howFlag(f.Name) && f.Name != "policy" {
+		if !howFlag(f.Name) && f.Name != "policy" && f.Name != "pd-prefill" && f.Name != "pd-decode" {
 			out = append(out, "-"+f.Name+"="+f.Value.String())
 		}
 	})

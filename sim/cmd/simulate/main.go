@@ -6,7 +6,7 @@
 //	simulate sweep -trace ... -sweep startup|lag|burst -values 0,60,120
 //	simulate tune  -trace ... [-policy inferscale|hpa-queue|...] -target 0.99 [-out policy.yaml]  (inferscale: writes a policyFile)
 //	simulate demo  (what make demo runs: faithful mode, synthetic workload or -trace)
-//	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown] [-json FILE]  (issue 9's bar matrix)
+//	simulate bar   -policy inferscale [-quick] [-j 2] [-markdown] [-json FILE] [-pd]  (issue 9's bar matrix; -pd: its P/D cells)
 //	simulate bar-diff OLD.json NEW.json   (what moved between two bar runs, as Markdown: make bar-delta)
 //	simulate pd -trace ... -prefill-policies ... -decode-policies ...   (a prefill/decode pair: two pools, the KV transfer between them)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)

@@ -7,12 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/sim/engine"
-	"github.com/inferscale/inferscale/sim/oracle"
 	"github.com/inferscale/inferscale/sim/pd"
 	"github.com/inferscale/inferscale/sim/report"
 	"github.com/inferscale/inferscale/sim/runner"
@@ -44,8 +42,7 @@ func (f *pdFlags) register(fs *flag.FlagSet) {
 type pdSetup struct {
 	c              *common
 	f              pdFlags
-	pcfg, dcfg     engine.Config
-	opts           runner.Options
+	pools          pd.Pools
 	prefill, decod []runner.Spec
 }
 
@@ -59,9 +56,9 @@ func cmdPD(ctx context.Context, args []string, w io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	reqs = scaleOutputs(reqs, s.f.outputScale)
-	s.pcfg = s.c.withInitial(s.pcfg, pd.PrefillRequests(reqs))
-	s.dcfg = s.c.withInitial(s.dcfg, reqs)
+	reqs = pd.ScaleOutputs(reqs, s.f.outputScale)
+	s.pools.Prefill = s.c.withInitial(s.pools.Prefill, pd.PrefillRequests(reqs))
+	s.pools.Decode = s.c.withInitial(s.pools.Decode, reqs)
 	sum := summary(reqs)
 	log.Info("trace loaded", "trace", s.c.trace, "requests", len(reqs), "hours", fmt.Sprintf("%.2f", sum.hours),
 		"meanIn", int(sum.meanIn), "meanOut", int(sum.meanOut))
@@ -69,13 +66,13 @@ func cmdPD(ctx context.Context, args []string, w io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	inf := pd.Infeasible(reqs, s.pcfg.Model, s.f.transfer, s.c.slo)
+	inf := s.pools.Infeasible(reqs)
 	for _, r := range rows {
 		r.res.Infeasible = inf
 	}
 	fmt.Fprintf(w, "trace %s: %d requests over %.2f h (%.2f req/s, %.0f tokens in, %.0f out), user TTFT SLO %gs (prefill leg %gs, decode leg %gs), ITL SLO %gs, KV transfer %g µs/token, target %.1f%%, warm pods at t=0 %d prefill + %d decode, inferscale %s mode, wall %s\n\n",
-		s.c.trace, len(reqs), sum.hours, sum.meanRPS, sum.meanIn, sum.meanOut, s.c.slo, s.pcfg.TTFTSLOSeconds, s.dcfg.TTFTSLOSeconds, s.c.tpot,
-		1e6*s.f.transfer, 100*s.c.target, s.pcfg.InitialReplicas, s.dcfg.InitialReplicas, s.c.mode, time.Since(start).Round(time.Second))
+		s.c.trace, len(reqs), sum.hours, sum.meanRPS, sum.meanIn, sum.meanOut, s.c.slo, s.pools.Prefill.TTFTSLOSeconds, s.pools.Decode.TTFTSLOSeconds, s.c.tpot,
+		1e6*s.f.transfer, 100*s.c.target, s.pools.Prefill.InitialReplicas, s.pools.Decode.InitialReplicas, s.c.mode, time.Since(start).Round(time.Second))
 	return writePDTable(w, rows)
 }
 
@@ -115,11 +112,11 @@ func parsePD(args []string) (*pdSetup, error) {
 			return nil, chk
 		}
 	}
-	var err error
-	if s.pcfg, s.opts, err = c.setup(); err != nil {
+	pcfg, opts, err := c.setup()
+	if err != nil {
 		return nil, err
 	}
-	s.pcfg.TTFTSLOSeconds = f.prefillSLO
+	pcfg.TTFTSLOSeconds = f.prefillSLO
 	dc := *c
 	if f.decodeStartup > 0 {
 		dc.startup = f.decodeStartup
@@ -127,92 +124,51 @@ func parsePD(args []string) (*pdSetup, error) {
 	if f.decodeSpeed > 0 {
 		dc.gpuSpeed = f.decodeSpeed
 	}
-	if s.dcfg, err = dc.engineConfig(); err != nil {
+	dcfg, err := dc.engineConfig()
+	if err != nil {
 		return nil, err
 	}
-	s.dcfg.TTFTSLOSeconds = c.slo - f.prefillSLO
-	if s.prefill, err = poolSpecs("prefill", f.prefillPolicies, s.pcfg, s.opts); err != nil {
+	dcfg.TTFTSLOSeconds = c.slo - f.prefillSLO
+	s.pools = pd.Pools{Prefill: pcfg, Decode: dcfg, TransferPerToken: f.transfer, SLO: c.slo, Options: opts}
+	if s.prefill, err = poolSpecs("prefill-policies", "prefill", f.prefillPolicies, pcfg, opts); err != nil {
 		return nil, err
 	}
-	if s.decod, err = poolSpecs("decode", withITL(f.decodePolicies, c.tpot), s.dcfg, s.opts); err != nil {
+	if s.decod, err = poolSpecs("decode-policies", "decode", pd.WithITL(f.decodePolicies, c.tpot), dcfg, opts); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func poolSpecs(pool, list string, cfg engine.Config, opts runner.Options) ([]runner.Spec, error) {
+// poolSpecs reads and checks the policies of a pool (its flag named
+// flagName) against its engine cfg.
+func poolSpecs(flagName, pool, list string, cfg engine.Config, opts runner.Options) ([]runner.Spec, error) {
 	specs, err := runner.ParseSpecs(list)
 	if err != nil {
-		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+		return nil, fmt.Errorf("-%s: %w", flagName, err)
 	}
 	var checked []runner.Spec
 	for _, sp := range specs {
 		switch {
 		case sp.Name == runner.Oracle || (sp.Name == "static" && sp.Params["replicas"] == ""):
-			return nil, fmt.Errorf("-%s-policies: %s is reported on its own (the oracle and the cheapest static pair), name a policy", pool, sp)
-		case sp.Name == ratioPolicy && pool == "decode":
-			if _, err := ratioK(sp); err != nil {
-				return nil, fmt.Errorf("-decode-policies: %w", err)
+			return nil, fmt.Errorf("-%s: %s is reported on its own (the oracle and the cheapest static pair), name a policy", flagName, sp)
+		case sp.Name == pd.RatioPolicy && pool == "decode":
+			if _, err := pd.ParseRatio(sp); err != nil {
+				return nil, fmt.Errorf("-%s: %w", flagName, err)
 			}
-		case sp.Name == ratioPolicy:
-			return nil, fmt.Errorf("-%s-policies: %s follows the prefill pool: a decode policy", pool, sp)
-		case sp.Name == dynamoPolicy:
-			if _, err := dynamoConfig(sp, pd.DynamoRole(pool), cfg); err != nil {
-				return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+		case sp.Name == pd.RatioPolicy:
+			return nil, fmt.Errorf("-%s: %s follows the prefill pool: a decode policy", flagName, sp)
+		case sp.Name == pd.DynamoPolicy:
+			if _, err := pd.ParseDynamo(sp, pd.DynamoRole(pool), cfg.TPOTSLOSeconds); err != nil {
+				return nil, fmt.Errorf("-%s: %w", flagName, err)
 			}
 		default:
 			checked = append(checked, sp)
 		}
 	}
 	if err := runner.Check(checked, cfg, opts); err != nil {
-		return nil, fmt.Errorf("-%s-policies: %w", pool, err)
+		return nil, fmt.Errorf("-%s: %w", flagName, err)
 	}
 	return specs, nil
-}
-
-// ratioPolicy is the decode pool's fixed-ratio peer (pd.Ratio):
-// "ratio:k=0.2" keeps ⌈0.2 × the prefill pool's replicas⌉.
-const ratioPolicy = "ratio"
-
-func ratioK(sp runner.Spec) (float64, error) {
-	for k := range sp.Params {
-		if k != "k" {
-			return 0, fmt.Errorf("%s: unknown parameter %q (ratio takes k)", sp, k)
-		}
-	}
-	k, err := strconv.ParseFloat(sp.Params["k"], 64)
-	if err != nil || !(k > 0) || math.IsInf(k, 0) {
-		return 0, fmt.Errorf("%s: want k=<decode pods per prefill pod, > 0>", sp)
-	}
-	return k, nil
-}
-
-// withITL gives every inferscale spec of list without an itlSLO the
-// decode pool's inter-token objective.
-func withITL(list string, tpot float64) string {
-	specs, err := runner.ParseSpecs(list)
-	if err != nil {
-		return list // poolSpecs reports it
-	}
-	parts := make([]string, len(specs))
-	for i, sp := range specs {
-		if sp.Name == "inferscale" && sp.Params["itlSLO"] == "" {
-			sp.Params["itlSLO"] = strconv.FormatFloat(tpot, 'g', -1, 64) + "s"
-		}
-		parts[i] = sp.String()
-	}
-	return strings.Join(parts, ";")
-}
-
-// scaleOutputs multiplies every request's output tokens by f (at least 1).
-func scaleOutputs(reqs []workload.Request, f float64) []workload.Request {
-	if f == 1 {
-		return reqs
-	}
-	for i := range reqs {
-		reqs[i].OutputTokens = max(1, int(math.Round(float64(reqs[i].OutputTokens)*f)))
-	}
-	return reqs
 }
 
 // pdRow is one line of the pd table.
@@ -221,54 +177,22 @@ type pdRow struct {
 	res  *pd.Result
 }
 
-// replayer replays a pool's workload under one policy spec.
-func (s *pdSetup) replayer(cfg engine.Config, sp runner.Spec) pd.Replay {
-	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
-		return runOne(ctx, cfg, reqs, sp, s.opts, true)
-	}
-}
-
-// decodeReplayer is replayer for the decode pool, where the ratio peer
-// follows the prefill replay pre (and dynamo is built here).
-func (s *pdSetup) decodeReplayer(sp runner.Spec, pre *engine.Result) (pd.Replay, error) {
-	if sp.Name == dynamoPolicy {
-		return s.dynamoReplayer(sp, pd.DynamoDecode, s.dcfg)
-	}
-	if sp.Name != ratioPolicy {
-		return s.replayer(s.dcfg, sp), nil
-	}
-	k, err := ratioK(sp)
-	if err != nil {
-		return nil, err
-	}
-	pol, err := pd.NewRatio(k, pre)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
-		return runner.Run(ctx, s.dcfg, reqs, &runner.Built{Policy: pol, Close: func() error { return nil }})
-	}, nil
-}
-
 // rows replays every pair (each prefill replay once), then the cheapest
 // static pair and the oracle pair.
 func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.Logger) ([]pdRow, error) {
 	var rows []pdRow
 	preqs := pd.PrefillRequests(reqs)
 	for _, ps := range s.prefill {
-		rep := s.replayer(s.pcfg, ps)
-		if ps.Name == dynamoPolicy {
-			var err error
-			if rep, err = s.dynamoReplayer(ps, pd.DynamoPrefill, s.pcfg); err != nil {
-				return nil, err
-			}
+		rep, err := s.pools.PrefillReplay(ps)
+		if err != nil {
+			return nil, err
 		}
 		pre, err := rep(ctx, preqs)
 		if err != nil {
 			return nil, fmt.Errorf("prefill pool: %w", err)
 		}
 		for _, ds := range s.decod {
-			dec, err := s.decodeReplayer(ds, pre)
+			dec, err := s.pools.DecodeReplay(ds, pre)
 			if err != nil {
 				return nil, err
 			}
@@ -283,7 +207,7 @@ func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.L
 	if !s.f.withOracle {
 		return rows, nil
 	}
-	more, err := s.referenceRows(ctx, reqs, preqs, log)
+	more, err := s.referenceRows(ctx, reqs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -294,37 +218,24 @@ func (s *pdSetup) rows(ctx context.Context, reqs []workload.Request, log *slog.L
 // count meeting the target on its own leg: TTFT for both, ITL too for the
 // decode pool) and the oracle per pool (the decode pool's holding the ITL
 // objective too).
-func (s *pdSetup) referenceRows(ctx context.Context, reqs, preqs []workload.Request, log *slog.Logger) ([]pdRow, error) {
+func (s *pdSetup) referenceRows(ctx context.Context, reqs []workload.Request, log *slog.Logger) ([]pdRow, error) {
 	target := s.c.target
-	porc, err := oracle.Search(ctx, s.pcfg, preqs, oracle.Options{Target: target})
-	if err != nil {
-		return nil, fmt.Errorf("prefill pool oracle: %w", err)
-	}
-	dreqs, from, err := pd.DecodeRequests(reqs, porc.Run.TTFT, s.f.transfer)
+	orc, pn, dn, err := s.pools.OraclePair(ctx, reqs, target)
 	if err != nil {
 		return nil, err
 	}
-	dorc, err := oracle.Search(ctx, s.dcfg, dreqs, oracle.Options{Target: target, ITL: true})
-	if err != nil {
-		return nil, fmt.Errorf("decode pool oracle: %w", err)
-	}
-	orc, err := pd.Compose(reqs, porc.Run, dorc.Run, from, s.f.transfer, s.c.slo)
-	if err != nil {
-		return nil, err
-	}
-	log.Info("oracle per pool", "prefillStatic", porc.Static, "decodeStatic", dorc.Static)
+	log.Info("oracle per pool", "prefillStatic", pn, "decodeStatic", dn)
 	rows := []pdRow{{"oracle per pool", orc}}
-	pn, dn := porc.Static, dorc.Static
 	if pn == 0 || dn == 0 {
 		log.Warn("no static fleet meets the target", "prefill", pn, "decode", dn)
 		return rows, nil
 	}
-	pre, err := s.replayer(s.pcfg, staticSpec(pn))(ctx, preqs)
+	pre, err := s.pools.StaticPrefill(ctx, reqs, pn)
 	if err != nil {
 		return nil, err
 	}
-	for ; dn <= s.dcfg.MaxReplicas; dn++ {
-		r, err := pd.RunDecode(ctx, reqs, pre, s.replayer(s.dcfg, staticSpec(dn)), s.f.transfer, s.c.slo)
+	for ; dn <= s.pools.Decode.MaxReplicas; dn++ {
+		r, err := s.pools.StaticDecode(ctx, reqs, pre, dn)
 		if err != nil {
 			return nil, err
 		}
@@ -333,12 +244,8 @@ func (s *pdSetup) referenceRows(ctx context.Context, reqs, preqs []workload.Requ
 			return append([]pdRow{{name, r}}, rows...), nil
 		}
 	}
-	log.Warn("no static decode pool meets the ITL target", "max", s.dcfg.MaxReplicas)
+	log.Warn("no static decode pool meets the ITL target", "max", s.pools.Decode.MaxReplicas)
 	return rows, nil
-}
-
-func staticSpec(n int) runner.Spec {
-	return runner.Spec{Name: "static", Params: map[string]string{"replicas": strconv.Itoa(n)}}
 }
 
 func writePDTable(w io.Writer, rows []pdRow) error {

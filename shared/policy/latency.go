@@ -57,7 +57,7 @@ func latency(in Input, c Config) Rule {
 		// On the unconfirmed prior the attribution is a guess: it excuses
 		// no latency from holding a scale-down.
 		r = byWaiting(r, *waited, 2*in.Plan.Target, unread || in.Plan.ParamsSource == "prior", in.base())
-		return withinBudget(r, in.Plan.Spent, in.Plan.Target)
+		return withinBudget(r, in.Plan.Spent, in.Plan.SpentFleet, in.Plan.Target)
 	}
 	if c.LatencyNeedsLoad && r.Over && queue(in, c).Low && !batch(in, c).Over && !kv(in, c).Over {
 		r.Over, r.Proposal, r.Low = false, 0, true
@@ -111,11 +111,18 @@ func ttftUnexported(in Input, c Config) bool {
 // prompts colliding on a pod, the fleet climbed to 30 pods where 12 meet
 // the objective. The breach still holds every scale-down, and it is not
 // low; once the misses use more than the budget's share, the pod comes.
-func withinBudget(r Rule, spent *float64, target float64) Rule {
+// The share is that of the requests since the ready fleet last grew (to
+// fleet, once enough were seen since): misses a smaller fleet made do not
+// buy pods for a larger one.
+func withinBudget(r Rule, spent *float64, fleet int, target float64) Rule {
 	if !r.Over || spent == nil || *spent > target {
 		return r
 	}
 	r.Over, r.Proposal, r.Low = false, 0, false
-	r.Note += fmt.Sprintf(", but the recent requests missed it only %.2g%% of the time (the plan aims at %.2g%%): paid from the miss budget, no pod more", 100**spent, 100*target)
+	who := "the recent requests"
+	if fleet > 0 {
+		who = fmt.Sprintf("the recent requests at %d ready pods", fleet)
+	}
+	r.Note += fmt.Sprintf(", but %s missed it only %.2g%% of the time (the plan aims at %.2g%%): paid from the miss budget, no pod more", who, 100**spent, 100*target)
 	return r
 }

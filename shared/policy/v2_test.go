@@ -262,16 +262,18 @@ func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
 	v.Service.Queue = signal.Histogram{Count: 300, Sum: 120, Buckets: []signal.Bucket{
 		{UpperBound: 1, Count: 270}, {UpperBound: 2.5, Count: 270}, {UpperBound: 5, Count: 300}}}
 	for _, c := range []struct {
-		name   string
-		missed float64
-		over   bool
-		want   int
+		name          string
+		missed, atSix float64 // of 20,000 requests: the window's, and those at these 6 ready pods
+		over          bool
+		want          int
 	}{
-		{"within the budget", 5, false, 6},
-		{"budget overspent", 400, true, 7},
+		{"within the budget", 5, 5, false, 6},
+		{"budget overspent", 400, 400, true, 7},
+		// The window's misses were a smaller fleet's: these 6 pods meet it.
+		{"overspent before the fleet grew", 400, 5, false, 6},
 	} {
 		st := state.New()
-		st.Service = &state.Service{Spent: state.Spent{Missed: c.missed, Requests: 20000}}
+		st.Service = &state.Service{Spent: state.Spent{Missed: c.missed, Requests: 20000, Fleet: 6, FleetMissed: c.atSix, FleetRequests: 20000}}
 		d := policy.Decide(v, st, cfg, 6, t0)
 		lat := d.Rules[3]
 		if lat.Name != policy.RuleLatency || lat.Over != c.over || lat.Low {

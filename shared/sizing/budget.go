@@ -33,36 +33,70 @@ func budgetMiss(raw, load *float64, unmoved float64, breach bool) *float64 {
 }
 
 // spend folds the tick into the budget's memory and returns the share of
-// the recent requests that load pushed past the objective (nil: too few
-// requests to say). A tick counts its load miss (waiting, and in a breach
-// the misses beyond the prompts no idle pod prefills in time and beyond
-// what more pods did not move: what the latency rule judges); one without
-// a reading counts its TTFT misses beyond the infeasible prompts, and one
-// with neither adds nothing while the memory fades, as does one while the
+// the recent requests that load pushed past the objective, and the ready
+// fleet it was read at (0: the whole window; nil: too few requests to
+// say). A tick counts its load miss (waiting, and in a breach the misses
+// beyond the prompts no idle pod prefills in time and beyond what more
+// pods did not move: what the latency rule judges); one without a reading
+// counts its TTFT misses beyond the infeasible prompts, and one with
+// neither adds nothing while the memory fades, as does one while the
 // fleet is below the plan.
-func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool) *float64 {
+//
+// The share is read over the ticks since the ready fleet last grew once
+// they saw BudgetRequests requests, over the whole window before that:
+// what the budget judges is whether the fleet that is there misses too
+// often. Misses a smaller fleet made are history that more pods cannot
+// undo: counted against the larger fleet, they kept Mooncake's breaches
+// adding a pod for 20 minutes after the fleet had grown past what the
+// objective needs (19 ready pods missing about 0.5 % while the window still read
+// 1.5 % from the first minutes at 6-15). A step down goes on with the
+// record: the smaller fleet's misses add to it, and a pod comes back once
+// they overspend it (restarting it there sent the first breach after each
+// step back to the whole window, and Mooncake's flaps up).
+func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool, ready int) (*float64, int) {
 	s := &next.Spent
+	switch {
+	case ready > s.Fleet:
+		s.Fleet, s.FleetMissed, s.FleetRequests = ready, 0, 0
+	case ready < s.Fleet:
+		s.Fleet = ready
+	}
 	decay := math.Exp2(-o.Interval / BudgetHalfLife)
 	s.Missed, s.Requests = s.Missed*decay, s.Requests*decay
-	ttft := lengths(svc.TTFT)
-	switch {
-	case below:
-		// The plan's delay (fewer pods ready than it asked for: a cold
-		// start, a scale-up on its way) is not what standing pods fix: it neither spends the budget nor, afterwards,
-		// keeps pods to pay it back.
-	case load != nil && loadCount(svc) > 0:
-		s.Missed += *load * loadCount(svc)
-		s.Requests += loadCount(svc)
-	case ttft.Count > 0:
-		if missed := 1 - ttft.CDF(o.TTFTSLO); finite(missed) {
-			s.Missed += math.Max(0, missed-infeasibleShare(next, svc, params, o)) * ttft.Count
-			s.Requests += ttft.Count
-		}
+	s.FleetMissed, s.FleetRequests = s.FleetMissed*decay, s.FleetRequests*decay
+	if !below {
+		// Below the plan (fewer pods ready than it asked for: a cold
+		// start, a scale-up on its way) the misses are its delay, which
+		// standing pods do not fix: they neither spend the budget nor,
+		// afterwards, keep pods to pay it back.
+		missed, requests := tickSpend(next, svc, params, o, load)
+		s.Missed, s.Requests = s.Missed+missed, s.Requests+requests
+		s.FleetMissed, s.FleetRequests = s.FleetMissed+missed, s.FleetRequests+requests
 	}
 	s.Missed = math.Min(math.Max(s.Missed, 0), s.Requests)
-	if s.Requests < BudgetRequests {
-		return nil
+	s.FleetMissed = math.Min(math.Max(s.FleetMissed, 0), s.FleetRequests)
+	switch {
+	case s.FleetRequests >= BudgetRequests:
+		share := s.FleetMissed / s.FleetRequests
+		return &share, ready
+	case s.Requests >= BudgetRequests:
+		share := s.Missed / s.Requests
+		return &share, 0
 	}
-	share := s.Missed / s.Requests
-	return &share
+	return nil, 0
+}
+
+// tickSpend is what one tick adds to the budget's memory: its misses and
+// the requests they are a share of.
+func tickSpend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64) (missed, requests float64) {
+	if load != nil && loadCount(svc) > 0 {
+		return *load * loadCount(svc), loadCount(svc)
+	}
+	ttft := lengths(svc.TTFT)
+	if ttft.Count > 0 {
+		if m := 1 - ttft.CDF(o.TTFTSLO); finite(m) {
+			return math.Max(0, m-infeasibleShare(next, svc, params, o)) * ttft.Count, ttft.Count
+		}
+	}
+	return 0, 0
 }

@@ -17,36 +17,86 @@ func TestTheBudgetCountsLoadMissesOverAWindow(t *testing.T) {
 	svc.Queue.Count = 100
 	var st state.Service
 	miss := 0.02
-	if got := spend(&st, svc, params, o, &miss, false); got != nil {
+	if got := spendAt(&st, svc, params, o, &miss, false); got != nil {
 		t.Fatalf("judged the budget on %g requests (fewer than %g): %g", st.Spent.Requests, BudgetRequests, *got)
 	}
 	for range 4 {
-		spend(&st, svc, params, o, &miss, false)
+		spendAt(&st, svc, params, o, &miss, false)
 	}
-	got := spend(&st, svc, params, o, &miss, false)
+	got := spendAt(&st, svc, params, o, &miss, false)
 	if got == nil || math.Abs(*got-miss) > 1e-9 {
 		t.Fatalf("a steady 2%% load miss reads %v, want 0.02", got)
 	}
 	// A tick below the plan (pods starting) spends nothing: it only fades.
 	before := st.Spent
 	big := 0.5
-	spend(&st, svc, params, o, &big, true)
+	spendAt(&st, svc, params, o, &big, true)
 	if st.Spent.Missed >= before.Missed || math.Abs(st.Spent.Missed/st.Spent.Requests-before.Missed/before.Requests) > 1e-12 {
 		t.Errorf("a tick below the plan moved the share: %+v -> %+v", before, st.Spent)
 	}
 	// Nothing missed for an hour: the share falls towards zero.
 	none := 0.0
 	for range 240 {
-		got = spend(&st, svc, params, o, &none, false)
+		got = spendAt(&st, svc, params, o, &none, false)
 	}
 	if got == nil || *got > 0.001 {
 		t.Errorf("an hour without misses left the share at %v", got)
 	}
 	// No reading at all: the memory fades and never counts a miss.
 	st = state.Service{Spent: state.Spent{Missed: 10, Requests: 1000}}
-	spend(&st, fleet.Service{}, params, o, nil, false)
+	spendAt(&st, fleet.Service{}, params, o, nil, false)
 	if st.Spent.Requests >= 1000 || math.Abs(st.Spent.Missed/st.Spent.Requests-0.01) > 1e-12 {
 		t.Errorf("a tick without readings changed the share: %+v", st.Spent)
+	}
+}
+
+// spendAt is spend at one fleet size throughout: the whole window's share.
+func spendAt(st *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool) *float64 {
+	share, _ := spend(st, svc, params, o, load, below, 10)
+	return share
+}
+
+// The budget judges the fleet that is there: misses a smaller fleet made
+// stay in the window's share, but once the fleet that grew has seen enough
+// requests of its own, its share is what the plan reads.
+func TestTheBudgetJudgesTheFleetThatIsThere(t *testing.T) {
+	o, params := options(), model.DefaultPrior()
+	svc := fleet.Service{}
+	svc.Queue.Count = 100
+	var st state.Service
+	high, low := 0.05, 0.002
+	for range 20 {
+		spend(&st, svc, params, o, &high, false, 8)
+	}
+	got, at := spend(&st, svc, params, o, &high, false, 8)
+	if got == nil || math.Abs(*got-high) > 1e-9 || at != 8 {
+		t.Fatalf("8 pods missing 5%%: %v at %d, want 0.05 at 8", got, at)
+	}
+	// The fleet grows: until it has seen BudgetRequests requests of its
+	// own, the whole window judges it (the misses at 8 pods included).
+	got, at = spend(&st, svc, params, o, &low, false, 12)
+	if got == nil || *got < 0.03 || at != 0 {
+		t.Fatalf("first tick at 12 pods: %v at %d, want the window's share (> 3%%) at 0", got, at)
+	}
+	for range 3 {
+		got, at = spend(&st, svc, params, o, &low, false, 12)
+	}
+	if got == nil || math.Abs(*got-low) > 1e-9 || at != 12 {
+		t.Fatalf("400 requests at 12 pods missing 0.2%%: %v at %d, want 0.002 at 12", got, at)
+	}
+	if w := st.Spent.Missed / st.Spent.Requests; w < 0.03 {
+		t.Errorf("the window forgot the misses at 8 pods: %g", w)
+	}
+	// Back to 8: the record since the last growth goes on, and the
+	// smaller fleet's misses add to it (a pod comes back only once they
+	// overspend it, not on the first breach after the step down).
+	got, at = spend(&st, svc, params, o, &high, false, 8)
+	if got == nil || at != 8 || *got <= low || *got >= high {
+		t.Errorf("a step down restarted or dropped the record: %v at %d", got, at)
+	}
+	// Growing again starts a new record.
+	if _, at = spend(&st, svc, params, o, &low, false, 9); at != 0 {
+		t.Errorf("a fleet that grew kept the smaller one's reading (at %d)", at)
 	}
 }
 

@@ -182,11 +182,16 @@ type Assessment struct {
 	LoadMiss *float64 `json:"loadMiss,omitempty"`
 	LoadNote string   `json:"loadNote,omitempty"`
 	// Spent is the share of the recent requests (half-life
-	// BudgetHalfLife) that missed the objective beyond the prompts no pod
-	// prefills in time, nil while too few requests were seen (budget.go):
+	// BudgetHalfLife; those at this ready fleet once there are enough)
+	// that missed the objective beyond the prompts no pod prefills in
+	// time, nil while too few requests were seen (budget.go):
 	// a breach that leaves it within Target is paid from the miss budget,
 	// not with a pod more.
 	Spent *float64 `json:"spent,omitempty"`
+	// SpentFleet is the ready fleet Spent was read at, over the ticks
+	// since the fleet last grew (0: over the whole window, too few
+	// requests seen since).
+	SpentFleet int `json:"spentFleet,omitempty"`
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
@@ -257,7 +262,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
 	raw := a.LoadMiss
 	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
-	a.Spent = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned)
+	a.Spent, a.SpentFleet = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned, v.Ready)
 	if a.LoadMiss != nil {
 		// A fleet near what β asks for at this demand (one pod of slack
 		// for rounding), or at what the hold keeps, says whether β is

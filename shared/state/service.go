@@ -63,6 +63,12 @@ type Floor struct {
 type Spent struct {
 	Missed   float64 `json:"missed"`
 	Requests float64 `json:"requests"`
+	// Fleet is the ready pods the last tick was read at; FleetMissed and
+	// FleetRequests count as Missed and Requests do, over the ticks since
+	// the ready fleet last grew.
+	Fleet         int     `json:"fleet,omitempty"`
+	FleetMissed   float64 `json:"fleetMissed,omitempty"`
+	FleetRequests float64 `json:"fleetRequests,omitempty"`
 }
 
 // Dispersion holds the arrival counts' dispersion at the tick and at
@@ -126,11 +132,12 @@ func (s *Service) Check() error {
 		return errors.New("state prompt lengths have unequal bounds and counts")
 	case !s.finite():
 		return errors.New("state service memory holds a number that is not finite or out of range")
-	case s.Spent.Missed < 0 || s.Spent.Missed > s.Spent.Requests:
+	case s.Spent.Missed < 0 || s.Spent.Missed > s.Spent.Requests ||
+		s.Spent.FleetMissed < 0 || s.Spent.FleetMissed > s.Spent.FleetRequests:
 		return errors.New("state miss budget counts more misses than requests, or fewer than none")
 	}
-	if s.Floor.Pods < 0 || s.Floor.Pods > MaxReplicas {
-		return errors.New("state service memory holds a floor out of range")
+	if s.Floor.Pods < 0 || s.Floor.Pods > MaxReplicas || s.Spent.Fleet < 0 || s.Spent.Fleet > MaxReplicas {
+		return errors.New("state service memory holds a floor or a budget fleet out of range")
 	}
 	for _, n := range s.Needs {
 		if n.Pods < 0 || n.Pods > MaxReplicas {
@@ -143,7 +150,7 @@ func (s *Service) Check() error {
 // finite reports whether every number is finite and within MaxValue.
 func (s *Service) finite() bool {
 	vals := []float64{s.Forecast.Level, s.Forecast.Trend, s.Forecast.Alpha, s.Mix.PromptTokens, s.Mix.OutputTokens,
-		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved, s.Spent.Missed, s.Spent.Requests,
+		s.Mix.KVPerSeq, s.MixWeight, s.Prompts.Count, s.Beta, s.Unmoved, s.Spent.Missed, s.Spent.Requests, s.Spent.FleetMissed, s.Spent.FleetRequests,
 		s.Dispersion.Pending,
 		s.Dispersion.Tick.Last, s.Dispersion.Tick.Diff, s.Dispersion.Tick.Mean, s.Dispersion.Tick.Weight,
 		s.Dispersion.Pair.Last, s.Dispersion.Pair.Diff, s.Dispersion.Pair.Mean, s.Dispersion.Pair.Weight}

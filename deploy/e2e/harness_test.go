@@ -32,7 +32,6 @@ const (
 	autoscaler = "inferscale-vllm" // the CustomPodAutoscaler, its pod, ServiceAccount, Role and RoleBinding
 	target     = "vllm"
 	stateCM    = "inferscale-vllm-state"
-	saUser     = "system:serviceaccount:" + namespace + ":" + autoscaler
 
 	// vllmPort is where the emulated vLLM servers listen, set on the CustomPodAutoscaler as metricsPort: the
 	// manifests' 8000 is taken in this shared network namespace by the operator's metrics listener (main.go binds
@@ -108,8 +107,18 @@ func emulatorSource(t *testing.T, repo string) string {
 	return src
 }
 
+// names are the objects one autoscaler of a deployment is about: its CustomPodAutoscaler (also its pod,
+// ServiceAccount, Role and RoleBinding), its scale target and its state ConfigMap. baseNames are deploy/base's; the
+// P/D overlay has one set per role (pd_test.go).
+type names struct {
+	autoscaler, target, stateCM string
+}
+
+var baseNames = names{autoscaler: autoscaler, target: target, stateCM: stateCM}
+
 // deployment is one overlay applied as a user applies it, with the emulated vLLM fleet behind its Deployment.
 type deployment struct {
+	names
 	env     *environment
 	c       *cluster
 	overlay string
@@ -134,7 +143,7 @@ func (e *environment) deploy(t *testing.T, overlay string, config map[string]str
 // deployScraped is deploy with a Prometheus scraping the target's pods.
 func (e *environment) deployScraped(t *testing.T, overlay string, config map[string]string, prom *prometheusServer) *deployment {
 	t.Helper()
-	d := &deployment{env: e, c: e.c, overlay: overlay, fleet: newVLLMFleet(vllmPort), began: time.Now(), prom: prom}
+	d := &deployment{names: baseNames, env: e, c: e.c, overlay: overlay, fleet: newVLLMFleet(vllmPort), began: time.Now(), prom: prom}
 	dir := filepath.Join(e.repo, "deploy", "overlays", overlay)
 	out, err := e.c.kubectl("", "apply", "--server-side", "-k", dir)
 	if err != nil {
@@ -161,7 +170,7 @@ func (e *environment) deployScraped(t *testing.T, overlay string, config map[str
 func (e *environment) deployEmulated(t *testing.T, config map[string]string) *deployment {
 	t.Helper()
 	manifests := emulatorManifests(t, e)
-	d := &deployment{env: e, c: e.c, overlay: "e2e/emulator", fleet: newVLLMFleet(vllmPort), began: time.Now(), emulated: true}
+	d := &deployment{names: baseNames, env: e, c: e.c, overlay: "e2e/emulator", fleet: newVLLMFleet(vllmPort), began: time.Now(), emulated: true}
 	if _, err := e.c.kubectl(manifests, "apply", "--server-side", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +215,19 @@ func deleteDeploymentAndWait(c *cluster, ns, name string) error {
 // emulatorManifests renders deploy/e2e/emulator with the emulator's --startup-duration set to emulatorStartup.
 func emulatorManifests(t *testing.T, e *environment) string {
 	t.Helper()
-	out, err := e.c.kubectl("", "kustomize", filepath.Join(e.repo, "deploy", "e2e", "emulator"))
+	return renderEmulated(t, e, "emulator")
+}
+
+// renderEmulated renders deploy/e2e/<dir> with every emulator's --startup-duration set to emulatorStartup.
+func renderEmulated(t *testing.T, e *environment, dir string) string {
+	t.Helper()
+	out, err := e.c.kubectl("", "kustomize", filepath.Join(e.repo, "deploy", "e2e", dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile(`(- --startup-duration\n\s*- )\S+`)
 	if !re.MatchString(out) {
-		t.Fatalf("deploy/e2e/emulator renders no --startup-duration argument:\n%s", out)
+		t.Fatalf("deploy/e2e/%s renders no --startup-duration argument:\n%s", dir, out)
 	}
 	return re.ReplaceAllString(out, "${1}"+emulatorStartup(t).String())
 }
@@ -267,7 +282,7 @@ func (d *deployment) waitGone(t *testing.T) {
 // CPA pod with one whose env carries them and the kubelet runs it.
 func (d *deployment) setConfig(t *testing.T, entries map[string]string) *corev1.Pod {
 	t.Helper()
-	out, err := d.c.kubectl("", "get", "cpa", autoscaler, "-n", namespace, "-o", `jsonpath={range .spec.config[*]}{.name}={.value}{"\n"}{end}`)
+	out, err := d.c.kubectl("", "get", "cpa", d.autoscaler, "-n", namespace, "-o", `jsonpath={range .spec.config[*]}{.name}={.value}{"\n"}{end}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +314,7 @@ func (d *deployment) setConfig(t *testing.T, entries map[string]string) *corev1.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.c.kubectl("", "patch", "cpa", autoscaler, "-n", namespace, "--type", "json", "-p", string(patch)); err != nil {
+	if _, err := d.c.kubectl("", "patch", "cpa", d.autoscaler, "-n", namespace, "--type", "json", "-p", string(patch)); err != nil {
 		t.Fatal(err)
 	}
 	return d.waitCPAPod(t, func(p *corev1.Pod) error {
@@ -321,7 +336,7 @@ const cpaPath = "/apis/custompodautoscaler.com/v1/namespaces/" + namespace + "/c
 // cpaPod returns the CPA pod the operator created (an error when there is none).
 func (d *deployment) cpaPod() (*corev1.Pod, error) {
 	var p corev1.Pod
-	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods/"+autoscaler, &p); err != nil {
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods/"+d.autoscaler, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -362,7 +377,7 @@ func (d *deployment) restartCPA(t *testing.T) *corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.c.kubectl("", "delete", "pod", autoscaler, "-n", namespace, "--wait=false"); err != nil {
+	if _, err := d.c.kubectl("", "delete", "pod", d.autoscaler, "-n", namespace, "--wait=false"); err != nil {
 		t.Fatal(err)
 	}
 	return d.waitCPAPod(t, func(p *corev1.Pod) error {
@@ -377,7 +392,7 @@ func (d *deployment) restartCPA(t *testing.T) *corev1.Pod {
 // `kubectl logs` shows it (docs/deploy.md "Watch").
 func (d *deployment) cpaLog(t *testing.T) string {
 	t.Helper()
-	out, err := d.c.kubectl("", "logs", "-n", namespace, autoscaler)
+	out, err := d.c.kubectl("", "logs", "-n", namespace, d.autoscaler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +403,7 @@ func (d *deployment) cpaLog(t *testing.T) string {
 func (d *deployment) replicas(t *testing.T) int {
 	t.Helper()
 	var dep appsv1.Deployment
-	if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+target, &dep); err != nil {
+	if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+d.target, &dep); err != nil {
 		t.Fatal(err)
 	}
 	if dep.Spec.Replicas == nil {
@@ -436,7 +451,7 @@ type podAddr struct{ name, ip string }
 // targetPods lists the target's Running pods.
 func (d *deployment) targetPods() ([]podAddr, error) {
 	var pods corev1.PodList
-	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+target, &pods); err != nil {
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+d.target, &pods); err != nil {
 		return nil, err
 	}
 	var out []podAddr
@@ -454,7 +469,7 @@ func (d *deployment) targetPods() ([]podAddr, error) {
 func (d *deployment) watchPods(t *testing.T, stop <-chan struct{}) {
 	for {
 		var dep appsv1.Deployment
-		if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+target, &dep); err == nil && dep.Spec.Replicas != nil {
+		if err := d.c.getJSON("/apis/apps/v1/namespaces/"+namespace+"/deployments/"+d.target, &dep); err == nil && dep.Spec.Replicas != nil {
 			d.history.record(time.Now(), int(*dep.Spec.Replicas))
 		}
 		if pods, err := d.targetPods(); err == nil && !d.emulated {
@@ -559,7 +574,7 @@ func (d *deployment) waitScrapes(t *testing.T, n int, within time.Duration) {
 func (d *deployment) targetPodObjects(t *testing.T) map[string]corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+target, &pods); err != nil {
+	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3D"+d.target, &pods); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]corev1.Pod{}
@@ -574,7 +589,7 @@ func (d *deployment) targetPodObjects(t *testing.T) map[string]corev1.Pod {
 func (d *deployment) deploymentEvents(t *testing.T) []corev1.Event {
 	t.Helper()
 	var evs corev1.EventList
-	sel := "involvedObject.kind%3DDeployment%2CinvolvedObject.name%3D" + target
+	sel := "involvedObject.kind%3DDeployment%2CinvolvedObject.name%3D" + d.target
 	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/events?fieldSelector="+sel, &evs); err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +601,7 @@ func (d *deployment) deploymentEvents(t *testing.T) []corev1.Event {
 func (d *deployment) stateConfigMap(t *testing.T) *corev1.ConfigMap {
 	t.Helper()
 	var cm corev1.ConfigMap
-	err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/configmaps/"+stateCM, &cm)
+	err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/configmaps/"+d.stateCM, &cm)
 	if isNotFound(err) {
 		return nil
 	}
@@ -602,11 +617,11 @@ func (d *deployment) state(t *testing.T) *state.State {
 	t.Helper()
 	cm := d.stateConfigMap(t)
 	if cm == nil {
-		t.Fatalf("no state ConfigMap %s", stateCM)
+		t.Fatalf("no state ConfigMap %s", d.stateCM)
 	}
 	st, err := state.Decode([]byte(cm.Data[store.ConfigMapKey]))
 	if err != nil {
-		t.Fatalf("state ConfigMap %s key %s: %v", stateCM, store.ConfigMapKey, err)
+		t.Fatalf("state ConfigMap %s key %s: %v", d.stateCM, store.ConfigMapKey, err)
 	}
 	return st
 }
@@ -628,7 +643,7 @@ func (d *deployment) waitStateTick(t *testing.T, after time.Time, within time.Du
 // GET with `kubectl get --raw`, POST with `kubectl create --raw`.
 func (d *deployment) cpaAPI(t *testing.T, method, path string) string {
 	t.Helper()
-	raw := "/api/v1/namespaces/" + namespace + "/pods/" + autoscaler + ":5000/proxy" + path
+	raw := "/api/v1/namespaces/" + namespace + "/pods/" + d.autoscaler + ":5000/proxy" + path
 	var out string
 	var err error
 	switch method {
@@ -649,7 +664,7 @@ func (d *deployment) cpaAPI(t *testing.T, method, path string) string {
 func (d *deployment) roleGrants(t *testing.T) map[grant]bool {
 	t.Helper()
 	var role rbacv1.Role
-	if err := d.c.getJSON("/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/roles/"+autoscaler, &role); err != nil {
+	if err := d.c.getJSON("/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/roles/"+d.autoscaler, &role); err != nil {
 		t.Fatal(err)
 	}
 	out, err := rbacgrant.Of(role.Rules)
@@ -663,7 +678,7 @@ func (d *deployment) roleGrants(t *testing.T) map[grant]bool {
 // the test on any the API server refused (a missing grant).
 func (d *deployment) autoscalerCalls(t *testing.T) []apiCall {
 	t.Helper()
-	calls, err := d.c.auditCalls(saUser, d.began)
+	calls, err := d.c.auditCalls("system:serviceaccount:"+namespace+":"+d.autoscaler, d.began)
 	if err != nil {
 		t.Fatal(err)
 	}

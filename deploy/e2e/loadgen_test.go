@@ -306,7 +306,7 @@ func replay(d *dispatcher, process arrivalProcess, trace []lengths, model string
 			}
 			defer d.release(e)
 			r.Pod, r.Open = e.pod, open
-			stream(client, e.addr, model, fmt.Sprintf("r%d", i), &r)
+			stream(client, e.addr, model, fmt.Sprintf("r%d", i), nil, &r)
 			run.results[i] = r
 		}()
 	}
@@ -315,13 +315,16 @@ func replay(d *dispatcher, process arrivalProcess, trace []lengths, model string
 }
 
 // stream sends one streaming completion (prompt of r.In tokens, exactly r.Out output tokens: max_tokens with
-// ignore_eos, as vLLM's benchmark client asks) and records what the client sees. A request fails when it cannot
-// connect, is answered other than 200, or its stream ends before [DONE] or with fewer tokens than asked.
-func stream(client *http.Client, addr, model, id string, r *result) {
-	// The emulator's tokenizer (no model tokenizer: --force-dummy-tokenizer) counts a word as a token.
-	prompt := id + strings.Repeat(" hi", r.In-1)
-	body, _ := json.Marshal(map[string]any{"model": model, "prompt": prompt, "max_tokens": r.Out, "ignore_eos": true,
-		"stream": true, "stream_options": map[string]bool{"include_usage": true}})
+// ignore_eos, as vLLM's benchmark client asks), with the extra fields of the body (the P/D decode request's
+// kv_transfer_params), and records what the client sees. A request fails when it cannot connect, is answered other
+// than 200, or its stream ends before [DONE] or with fewer tokens than asked.
+func stream(client *http.Client, addr, model, id string, extra map[string]any, r *result) {
+	req := completion(model, id, r.In, r.Out)
+	req["stream"], req["stream_options"] = true, map[string]bool{"include_usage": true}
+	for k, v := range extra {
+		req[k] = v
+	}
+	body, _ := json.Marshal(req)
 	begin := time.Now()
 	resp, err := client.Post("http://"+addr+"/v1/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -388,6 +391,12 @@ func stream(client *http.Client, addr, model, id string, r *result) {
 	case usage >= 0 && usage < r.Out:
 		r.Err = fmt.Sprintf("truncated: %d of %d tokens", usage, r.Out)
 	}
+}
+
+// completion is the body of a completion request of in prompt tokens and exactly out output tokens. The
+// emulator's tokenizer (no model tokenizer: --force-dummy-tokenizer) counts a word as a token.
+func completion(model, id string, in, out int) map[string]any {
+	return map[string]any{"model": model, "prompt": id + strings.Repeat(" hi", in-1), "max_tokens": out, "ignore_eos": true}
 }
 
 // attainment is the share of requests sent in [from, to) whose TTFT met slo (a failed request misses), and how

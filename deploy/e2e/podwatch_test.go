@@ -63,7 +63,7 @@ func (d *deployment) watchTargetPods(t *testing.T) *podWatch {
 	}
 	client.Timeout = 0 // a watch is a long-lived stream
 	var list corev1.PodList
-	sel := url.QueryEscape("app.kubernetes.io/name=" + target)
+	sel := url.QueryEscape("app.kubernetes.io/name=" + d.target)
 	if err := d.c.getJSON("/api/v1/namespaces/"+namespace+"/pods?labelSelector="+sel, &list); err != nil {
 		t.Fatal(err)
 	}

@@ -439,6 +439,8 @@ rules:
   - level: Metadata
     users:
       - system:serviceaccount:inference:inferscale-vllm
+      - system:serviceaccount:inference:inferscale-llm-prefill
+      - system:serviceaccount:inference:inferscale-llm-decode
       - system:serviceaccount:default:custom-pod-autoscaler-operator-cluster
   - level: None
 `

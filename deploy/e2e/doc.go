@@ -5,8 +5,10 @@
 // kubelet (the real CPA v2.12.2 running our metric and evaluate in the image's layout). Emulated vLLM servers answer
 // on the pods' IPs, and a real Prometheus scrapes them for the Prometheus overlay. The closed-loop scenarios
 // (closedloop_test.go) run llm-d's vLLM emulator as the vLLM pods instead, each in a network namespace of its own,
-// under a load generator that measures TTFT as a client (loadgen_test.go). The test is behind the e2e build tag and
-// needs root; build-toolchain.sh builds the binaries and `make e2e` runs both.
+// under a load generator that measures TTFT as a client (loadgen_test.go); the prefill/decode scenario (pd_test.go)
+// runs the emulator's P/D mode as both pools of deploy/overlays/pd, each scaled by its own CustomPodAutoscaler,
+// under a client that makes the routing sidecar's two requests. The test is behind the e2e build tag and needs
+// root; build-toolchain.sh builds the binaries and `make e2e` runs both.
 //
 // A scenario is a function in TestOnARealControlPlane's table (scenarios_test.go, sre_test.go) that returns its
 // deployment:

@@ -285,9 +285,7 @@ type loadRun struct {
 func replay(d *dispatcher, process arrivalProcess, trace []lengths, model string, seed uint64) *loadRun {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	arrivals := process.arrivals(rng)
-	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
-		MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second,
-		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
+	client := loadClient()
 	defer client.CloseIdleConnections()
 	run := &loadRun{began: time.Now(), process: process, results: make([]result, len(arrivals))}
 	var wg sync.WaitGroup
@@ -312,6 +310,13 @@ func replay(d *dispatcher, process arrivalProcess, trace []lengths, model string
 	}
 	wg.Wait()
 	return run
+}
+
+// loadClient is the client's HTTP client: requests up to 2 minutes long, many connections per pod kept open.
+func loadClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
+		MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
 }
 
 // stream sends one streaming completion (prompt of r.In tokens, exactly r.Out output tokens: max_tokens with

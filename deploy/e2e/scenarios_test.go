@@ -105,6 +105,8 @@ func TestOnARealControlPlane(t *testing.T) {
 		{"ScaleDownLosesNoRequest", scaleDownLosesNoRequest(loop)},
 		{"AgainstAStaticFleet", againstAStaticFleet(loop)},
 		{"ServiceModelOnAForeignEngine", serviceModelOnAForeignEngine(loop)},
+		// The prefill/decode pair on the emulator's P/D mode, two CustomPodAutoscalers (pd_test.go).
+		{"PrefillDecodePoolsScaleOnTheirOwnWork", pdPoolsScaleOnTheirOwnWork},
 	}
 	ran := 0
 	for _, sc := range scenarios {

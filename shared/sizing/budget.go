@@ -48,8 +48,8 @@ func budgetMiss(raw, load *float64, unmoved float64, breach bool) *float64 {
 // often. Misses a smaller fleet made are history that more pods cannot
 // undo: counted against the larger fleet, they kept Mooncake's breaches
 // adding a pod for 20 minutes after the fleet had grown past what the
-// objective needs (19 ready pods missing about 0.5 % while the window still read
-// 1.5 % from the first minutes at 6-15). A step down goes on with the
+// objective needs (19 ready pods missing about 0.5 % while the window
+// still read 1.5 % from the first minutes at 6-15). A step down goes on with the
 // record: the smaller fleet's misses add to it, and a pod comes back once
 // they overspend it (restarting it there sent the first breach after each
 // step back to the whole window, and Mooncake's flaps up).

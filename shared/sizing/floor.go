@@ -34,7 +34,7 @@ func lowerFloor(next *state.Service, spent *float64, target float64, breached bo
 	if !f.At.IsZero() {
 		// A floor written before Next: its next step is a hold after its
 		// last change, as that build read it.
-		f.Next, f.At = later(f.Next, f.At.Add(seconds(holdSeconds))), time.Time{}
+		f.Next, f.At = f.At.Add(seconds(holdSeconds)), time.Time{}
 	}
 	if f.Pods <= need {
 		*f = state.Floor{}
@@ -54,14 +54,6 @@ func lowerFloor(next *state.Service, spent *float64, target float64, breached bo
 		f.Pods, f.Next = f.Pods-1, step
 	}
 	return f.Pods
-}
-
-// later is the later of two times.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // seconds is s seconds as a duration.

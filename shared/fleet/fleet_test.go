@@ -358,6 +358,37 @@ func TestPromptMeanFromTheCountersWithoutALengthHistogram(t *testing.T) {
 	}
 }
 
+// A server without token counters (TGI: its token totals are the sums of
+// its length histograms) gets its token rates from the length histograms'
+// deltas; where a counter exists, the counter is what is read.
+func TestTokenRatesFromTheLengthHistogramsWithoutCounters(t *testing.T) {
+	withLengths := func(at time.Time, n float64) signal.Pod {
+		p := servingPod(at, n, n, 0.1*n)
+		p.PromptTokensTotal, p.GenerationTokensTotal = nil, nil
+		p.PromptLength = &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 4096, Count: n}}, Sum: n * 2000, Count: n}
+		p.GenerationLength = &signal.Histogram{Buckets: []signal.Bucket{{UpperBound: 512, Count: n}}, Sum: n * 200, Count: n}
+		return p
+	}
+	v := twoServingTicks(t, withLengths(t0, 100), withLengths(t0.Add(15*time.Second), 130))
+	ps := v.Service.Pods[0]
+	if math.Abs(ps.PromptRate-30*2000/15.0) > 1e-9 || math.Abs(ps.OutputRate-30*200/15.0) > 1e-9 {
+		t.Errorf("rates %g prompt, %g output tokens/s; want %g and %g", ps.PromptRate, ps.OutputRate, 30*2000/15.0, 30*200/15.0)
+	}
+	if math.Abs(v.Service.PromptTokens-30*2000) > 1e-6 || math.Abs(v.Service.OutputTokens-30*200) > 1e-6 {
+		t.Errorf("tick totals: %g prompt, %g output tokens; want 60000 and 6000", v.Service.PromptTokens, v.Service.OutputTokens)
+	}
+	// Both: the counters (3,000 prompt tokens a request), not the sums.
+	both := func(at time.Time, n float64) signal.Pod {
+		p := withLengths(at, n)
+		p.PromptTokensTotal, p.GenerationTokensTotal = signal.F(n*3000), signal.F(n*100)
+		return p
+	}
+	v = twoServingTicks(t, both(t0, 100), both(t0.Add(15*time.Second), 130))
+	if r := v.Service.Pods[0].PromptRate; math.Abs(r-30*3000/15.0) > 1e-9 {
+		t.Errorf("with a counter: prompt rate %g, want the counter's %g", r, 30*3000/15.0)
+	}
+}
+
 // The inter-token p95 for an inter-token objective: from the pods' bucket
 // deltas when TrackITL keeps their buckets in the state (a pod's old slow
 // gaps do not count this tick), nothing without it, and Prometheus's

@@ -95,20 +95,21 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 			ps.ITL, ps.ITLCount = d.Sum/n, n
 		}
 	}
-	if r, ok := counterRate(p.PromptTokensTotal, before.PromptTokens, dt); ok {
+	prompts, okP := histDelta(p.PromptLength, before.Prompts.Signal())
+	outs, okO := histDelta(p.GenerationLength, before.Outputs.Signal())
+	if r, ok := tokenRate(p.PromptTokensTotal, before.PromptTokens, prompts, okP, dt); ok {
 		ps.PromptRate = r
 		svc.PromptRate += r
 		svc.PromptTokens += r * dt
 	}
-	if r, ok := counterRate(p.GenerationTokensTotal, before.OutputTokens, dt); ok {
+	if r, ok := tokenRate(p.GenerationTokensTotal, before.OutputTokens, outs, okO, dt); ok {
 		ps.OutputRate = r
 		svc.OutputRate += r
 		svc.OutputTokens += r * dt
 	}
 	ttft, okT := histDelta(p.TTFT, prev.TTFT.Signal())
 	queue, okQ := histDelta(p.QueueTime, before.Queue.Signal())
-	prompts, okP := histDelta(p.PromptLength, before.Prompts.Signal())
-	if outs, ok := histDelta(p.GenerationLength, before.Outputs.Signal()); ok {
+	if okO {
 		merge(&svc.Outputs, outs)
 	}
 	if okT {
@@ -142,6 +143,21 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 }
 
 // counterRate is a counter's increase per second (a reset counts from 0).
+// tokenRate is a pod's token rate over the tick: from its token counter,
+// or, on a server without one (TGI, whose token totals are only the sums
+// of its length histograms), from the tick's length-histogram delta
+// (ok: the delta was read).
+func tokenRate(cur, before *float64, lengths signal.Histogram, ok bool, dt float64) (float64, bool) {
+	if cur != nil {
+		return counterRate(cur, before, dt)
+	}
+	if !ok || dt <= 0 || !(lengths.Sum >= 0) {
+		return 0, false
+	}
+	r := lengths.Sum / dt
+	return r, plausibleRate(r, maxPodTokenRate)
+}
+
 func counterRate(cur, before *float64, dt float64) (float64, bool) {
 	if cur == nil || before == nil || dt <= 0 {
 		return 0, false

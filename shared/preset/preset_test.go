@@ -127,6 +127,16 @@ func mapCases() []mapCase {
 			}
 		},
 	}, {
+		// The length histograms as TGI's router registers them (router/src/
+		// server.rs: linear buckets of max_input_tokens/100 and
+		// max_total_tokens/100 tokens), written here: the captured fixture
+		// above is a subset that leaves its 100-bucket input-length
+		// histogram out (fixtures/metrics/ORIGINS.md).
+		name: "tgi length histograms", body: tgiLengthsBody, find: "tgi", server: "tgi",
+		hists:  map[string]hist{"promptLength": {count: 4, sum: 9100, buckets: 3}, "generationLength": {count: 3, sum: 700, buckets: 2}},
+		absent: []string{"promptTokens", "generationTokens"},
+		notes:  []string{"token rates come from the sums of the length histograms"},
+	}, {
 		name: "triton", fixture: "triton.txt", server: "triton",
 		gauges: map[string]float64{"waiting": 0, "requestsTotal": 3},
 		// running and kv: no TRT-LLM backend; the default latency is
@@ -203,6 +213,23 @@ vllm:inter_token_latency_seconds_sum{engine="1",model_name="m"} 0.25
 vllm:time_per_output_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_count{engine="0",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_sum{engine="0",model_name="m"} 100
+`
+
+const tgiLengthsBody = `# TYPE tgi_queue_size gauge
+tgi_queue_size 0
+# TYPE tgi_request_input_length histogram
+tgi_request_input_length_bucket{le="1024"} 1
+tgi_request_input_length_bucket{le="2048"} 2
+tgi_request_input_length_bucket{le="4096"} 4
+tgi_request_input_length_bucket{le="+Inf"} 4
+tgi_request_input_length_sum 9100
+tgi_request_input_length_count 4
+# TYPE tgi_request_generated_tokens histogram
+tgi_request_generated_tokens_bucket{le="256"} 2
+tgi_request_generated_tokens_bucket{le="512"} 3
+tgi_request_generated_tokens_bucket{le="+Inf"} 3
+tgi_request_generated_tokens_sum 700
+tgi_request_generated_tokens_count 3
 `
 
 const trtLLMBody = `# TYPE nv_inference_request_success counter
@@ -319,6 +346,10 @@ func histogram(pod *signal.Pod, name string) *signal.Histogram {
 		return pod.QueueTime
 	case "interToken":
 		return pod.InterToken
+	case "promptLength":
+		return pod.PromptLength
+	case "generationLength":
+		return pod.GenerationLength
 	}
 	panic("no histogram " + name)
 }
@@ -328,7 +359,7 @@ func present(pod *signal.Pod, name string) bool {
 	switch name {
 	case "gpu":
 		return pod.GPU != nil
-	case "ttft", "e2e", "queueTime", "interToken":
+	case "ttft", "e2e", "queueTime", "interToken", "promptLength", "generationLength":
 		return histogram(pod, name) != nil
 	}
 	return gauge(pod, name) != nil

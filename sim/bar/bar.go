@@ -52,7 +52,8 @@ type Workload struct {
 // signals the simulated vLLM pods hide to show only what each preset
 // reads: vLLM without the inter-token and length histograms (what
 // recording rules often keep), SGLang (no length histograms), TGI (no
-// TTFT, KV or token counters), Triton (no queue time, inter-token, e2e or
+// TTFT, KV or token counters: its token rates are its length histograms'
+// sums), Triton (no queue time, inter-token, e2e or
 // token counters).
 var presetHidden = []struct {
 	name   string
@@ -60,7 +61,7 @@ var presetHidden = []struct {
 }{
 	{"vllm-reduced", []string{"interToken", "promptLength", "generationLength"}},
 	{"sglang", []string{"promptLength", "generationLength", "preemptionsTotal"}},
-	{"tgi", []string{"ttft", "kvCacheUsage", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
+	{"tgi", []string{"ttft", "kvCacheUsage", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
 	{"triton", []string{"e2e", "queueTime", "interToken", "promptLength", "generationLength", "promptTokensTotal", "generationTokensTotal", "preemptionsTotal"}},
 }
 

@@ -116,6 +116,11 @@ func mapCases() []mapCase {
 		hists:  map[string]hist{"interToken": {count: 31, sum: 0.05}, "queueTime": {count: 1}},
 		absent: []string{"gpu"}, // sglang:utilization is not a GPU metric
 	}, {
+		// SGLang v0.5 with --collect-tokens-histogram (the family names of
+		// fixtures/metrics/name_lists/llmkube_sglang-metric-names.txt).
+		name: "sglang length histograms", body: sglangLengthsBody, find: "sglang", server: "sglang",
+		hists: map[string]hist{"promptLength": {count: 5, sum: 6000, buckets: 2}, "generationLength": {count: 5, sum: 900, buckets: 2}},
+	}, {
 		name: "tgi", fixture: "tgi.txt", server: "tgi",
 		gauges: map[string]float64{"waiting": 0, "running": 0, "requestsTotal": 109},
 		hists:  map[string]hist{"e2e": {count: 109, sum: 541.2140316159999}, "queueTime": {count: 109}},
@@ -213,6 +218,20 @@ vllm:inter_token_latency_seconds_sum{engine="1",model_name="m"} 0.25
 vllm:time_per_output_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_count{engine="0",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_sum{engine="0",model_name="m"} 100
+`
+
+const sglangLengthsBody = `# TYPE sglang:prompt_tokens_histogram histogram
+sglang:prompt_tokens_histogram_bucket{le="1000",model_name="m",tp_rank="0"} 2
+sglang:prompt_tokens_histogram_bucket{le="2000",model_name="m",tp_rank="0"} 5
+sglang:prompt_tokens_histogram_bucket{le="+Inf",model_name="m",tp_rank="0"} 5
+sglang:prompt_tokens_histogram_sum{model_name="m",tp_rank="0"} 6000
+sglang:prompt_tokens_histogram_count{model_name="m",tp_rank="0"} 5
+# TYPE sglang:generation_tokens_histogram histogram
+sglang:generation_tokens_histogram_bucket{le="100",model_name="m",tp_rank="0"} 1
+sglang:generation_tokens_histogram_bucket{le="500",model_name="m",tp_rank="0"} 5
+sglang:generation_tokens_histogram_bucket{le="+Inf",model_name="m",tp_rank="0"} 5
+sglang:generation_tokens_histogram_sum{model_name="m",tp_rank="0"} 900
+sglang:generation_tokens_histogram_count{model_name="m",tp_rank="0"} 5
 `
 
 const tgiLengthsBody = `# TYPE tgi_queue_size gauge

@@ -3,6 +3,7 @@ package preset_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -118,7 +119,7 @@ func mapCases() []mapCase {
 	}, {
 		// SGLang v0.5 with --collect-tokens-histogram (the family names of
 		// fixtures/metrics/name_lists/llmkube_sglang-metric-names.txt).
-		name: "sglang length histograms", body: sglangLengthsBody, find: "sglang", server: "sglang",
+		name: "sglang length histograms", body: sglangLengthsBody(), find: "sglang", server: "sglang",
 		hists: map[string]hist{"promptLength": {count: 5, sum: 6000, buckets: 2}, "generationLength": {count: 5, sum: 900, buckets: 2}},
 	}, {
 		name: "tgi", fixture: "tgi.txt", server: "tgi",
@@ -137,7 +138,7 @@ func mapCases() []mapCase {
 		// max_total_tokens/100 tokens), written here: the captured fixture
 		// above is a subset that leaves its 100-bucket input-length
 		// histogram out (fixtures/metrics/ORIGINS.md).
-		name: "tgi length histograms", body: tgiLengthsBody, find: "tgi", server: "tgi",
+		name: "tgi length histograms", body: tgiLengthsBody(), find: "tgi", server: "tgi",
 		hists:  map[string]hist{"promptLength": {count: 4, sum: 9100, buckets: 3}, "generationLength": {count: 3, sum: 700, buckets: 2}},
 		absent: []string{"promptTokens", "generationTokens"},
 		notes:  []string{"token rates come from the sums of the length histograms"},
@@ -220,36 +221,37 @@ vllm:time_per_output_token_seconds_count{engine="0",model_name="m"} 100.0
 vllm:time_per_output_token_seconds_sum{engine="0",model_name="m"} 100
 `
 
-const sglangLengthsBody = `# TYPE sglang:prompt_tokens_histogram histogram
-sglang:prompt_tokens_histogram_bucket{le="1000",model_name="m",tp_rank="0"} 2
-sglang:prompt_tokens_histogram_bucket{le="2000",model_name="m",tp_rank="0"} 5
-sglang:prompt_tokens_histogram_bucket{le="+Inf",model_name="m",tp_rank="0"} 5
-sglang:prompt_tokens_histogram_sum{model_name="m",tp_rank="0"} 6000
-sglang:prompt_tokens_histogram_count{model_name="m",tp_rank="0"} 5
-# TYPE sglang:generation_tokens_histogram histogram
-sglang:generation_tokens_histogram_bucket{le="100",model_name="m",tp_rank="0"} 1
-sglang:generation_tokens_histogram_bucket{le="500",model_name="m",tp_rank="0"} 5
-sglang:generation_tokens_histogram_bucket{le="+Inf",model_name="m",tp_rank="0"} 5
-sglang:generation_tokens_histogram_sum{model_name="m",tp_rank="0"} 900
-sglang:generation_tokens_histogram_count{model_name="m",tp_rank="0"} 5
-`
+// histText is the exposition of one histogram family: cumulative counts
+// at bounds (the last, +Inf, is the count), its sum, each series with
+// labels.
+func histText(name, labels string, bounds, counts []float64, sum float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# TYPE %s histogram\n", name)
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	for i, le := range bounds {
+		fmt.Fprintf(&b, "%s_bucket{le=\"%g\"%s%s} %g\n", name, le, sep, labels, counts[i])
+	}
+	n := counts[len(counts)-1]
+	fmt.Fprintf(&b, "%s_bucket{le=\"+Inf\"%s%s} %g\n%s_sum{%s} %g\n%s_count{%s} %g\n", name, sep, labels, n, name, labels, sum, name, labels, n)
+	return b.String()
+}
 
-const tgiLengthsBody = `# TYPE tgi_queue_size gauge
-tgi_queue_size 0
-# TYPE tgi_request_input_length histogram
-tgi_request_input_length_bucket{le="1024"} 1
-tgi_request_input_length_bucket{le="2048"} 2
-tgi_request_input_length_bucket{le="4096"} 4
-tgi_request_input_length_bucket{le="+Inf"} 4
-tgi_request_input_length_sum 9100
-tgi_request_input_length_count 4
-# TYPE tgi_request_generated_tokens histogram
-tgi_request_generated_tokens_bucket{le="256"} 2
-tgi_request_generated_tokens_bucket{le="512"} 3
-tgi_request_generated_tokens_bucket{le="+Inf"} 3
-tgi_request_generated_tokens_sum 700
-tgi_request_generated_tokens_count 3
-`
+// sglangLengthsBody is SGLang's pair of length histograms.
+func sglangLengthsBody() string {
+	const labels = `model_name="m",tp_rank="0"`
+	return histText("sglang:prompt_tokens_histogram", labels, []float64{1000, 2000}, []float64{2, 5}, 6000) +
+		histText("sglang:generation_tokens_histogram", labels, []float64{100, 500}, []float64{1, 5}, 900)
+}
+
+// tgiLengthsBody is TGI's pair, beside a gauge of its own.
+func tgiLengthsBody() string {
+	return "# TYPE tgi_queue_size gauge\ntgi_queue_size 0\n" +
+		histText("tgi_request_input_length", "", []float64{1024, 2048, 4096}, []float64{1, 2, 4}, 9100) +
+		histText("tgi_request_generated_tokens", "", []float64{256, 512}, []float64{2, 3}, 700)
+}
 
 const trtLLMBody = `# TYPE nv_inference_request_success counter
 nv_inference_request_success{model="ensemble",version="1"} 10

@@ -102,6 +102,7 @@ func TestTheBudgetJudgesTheFleetThatIsThere(t *testing.T) {
 
 func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 	hold, target, low, high := 600.0, 0.007, 0.003, 0.02
+	edge := 0.999 * target / (1 + DownTolerance) // inside the budget with the tolerance to spare
 	st := state.Service{}
 	RaiseFloor(&st, t0, 20, hold)
 	RaiseFloor(&st, t0, 18, hold) // a smaller ask does not lower it
@@ -122,15 +123,18 @@ func TestTheFloorComesDownOnePodAtATimeOnceTheBudgetAllows(t *testing.T) {
 		{hold + 90, &low, false, 19},  // and for a minute after it
 		{hold + 135, &low, false, 18}, // calm again
 		{hold + 195, nil, false, 17},  // too few requests to judge: the plan's hold still holds
-		{hold + 255, &target, false, 16},
-		{hold + 315, &low, false, 15},
+		// At the budget's edge a step down would be undone by the next
+		// breach tick (a flap): a removal must fit with DownTolerance to spare.
+		{hold + 255, &target, false, 17},
+		{hold + 315, &edge, false, 16},
+		{hold + 375, &low, false, 15},
 	}
 	for i, s := range steps {
 		if got := lowerFloor(&st, s.spent, target, s.breached, 8, at(s.at), hold); got != s.want {
 			t.Fatalf("step %d (t=%gs): floor %d, want %d", i, s.at, got, s.want)
 		}
 	}
-	if got := lowerFloor(&st, &low, target, false, 15, at(hold+320), hold); got != 0 || st.Floor.Pods != 0 {
+	if got := lowerFloor(&st, &low, target, false, 15, at(hold+380), hold); got != 0 || st.Floor.Pods != 0 {
 		t.Errorf("a need that reaches the floor left it at %d", got)
 	}
 }

@@ -23,7 +23,9 @@ func RaiseFloor(next *state.Service, now time.Time, pods int, holdSeconds float6
 // lowerFloor lets the floor down one pod a FloorStepSeconds once the hold
 // after its last rise has passed, while for a minute no objective was
 // breached and the recent requests missed it at most as often as the plan
-// aims at (or too few were seen to say): one pod at a time, because the
+// aims at, with DownTolerance to spare (or too few were seen to say: a
+// step at the budget's very edge let the next breach tick take it back,
+// a flap within 15 s on Mooncake): one pod at a time, because the
 // plan was short when it rose and its need says nothing about how short.
 // Letting it go at once (the hold alone) took Mooncake from 24 pods to
 // the plan's 8 in one step, which the misses took back within minutes;
@@ -44,7 +46,7 @@ func lowerFloor(next *state.Service, spent *float64, target float64, breached bo
 	// minute away (a scale-down comes no sooner than a minute after a
 	// breach).
 	step := now.Add(seconds(FloorStepSeconds))
-	calm := !breached && (spent == nil || *spent <= target)
+	calm := !breached && (spent == nil || *spent*(1+DownTolerance) <= target)
 	switch {
 	case !calm:
 		if step.After(f.Next) {

@@ -142,7 +142,6 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	svc.Pods = append(svc.Pods, ps)
 }
 
-// counterRate is a counter's increase per second (a reset counts from 0).
 // tokenRate is a pod's token rate over the tick: from its token counter,
 // or, on a server without one (TGI, whose token totals are only the sums
 // of its length histograms), from the tick's length-histogram delta
@@ -158,6 +157,7 @@ func tokenRate(cur, before *float64, lengths signal.Histogram, ok bool, dt float
 	return r, plausibleRate(r, maxPodTokenRate)
 }
 
+// counterRate is a counter's increase per second (a reset counts from 0).
 func counterRate(cur, before *float64, dt float64) (float64, bool) {
 	if cur == nil || before == nil || dt <= 0 {
 		return 0, false

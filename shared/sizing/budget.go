@@ -49,10 +49,10 @@ func budgetMiss(raw, load *float64, unmoved float64, breach bool) *float64 {
 // undo: counted against the larger fleet, they kept Mooncake's breaches
 // adding a pod for 20 minutes after the fleet had grown past what the
 // objective needs (19 ready pods missing about 0.5 % while the window
-// still read 1.5 % from the first minutes at 6-15). A step down goes on with the
-// record: the smaller fleet's misses add to it, and a pod comes back once
-// they overspend it (restarting it there sent the first breach after each
-// step back to the whole window, and Mooncake's flaps up).
+// still read 1.5 % from the first minutes at 6-15). A step down goes on
+// with the record: the smaller fleet's misses add to it, and a pod comes
+// back once they overspend it (restarting it there sent the first breach
+// after each step back to the whole window, and Mooncake's flaps up).
 func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool, ready int) (*float64, int) {
 	s := &next.Spent
 	switch {
@@ -62,19 +62,16 @@ func spend(next *state.Service, svc fleet.Service, params model.Params, o Option
 		s.Fleet = ready
 	}
 	decay := math.Exp2(-o.Interval / BudgetHalfLife)
-	s.Missed, s.Requests = s.Missed*decay, s.Requests*decay
-	s.FleetMissed, s.FleetRequests = s.FleetMissed*decay, s.FleetRequests*decay
+	var missed, requests float64
 	if !below {
 		// Below the plan (fewer pods ready than it asked for: a cold
 		// start, a scale-up on its way) the misses are its delay, which
 		// standing pods do not fix: they neither spend the budget nor,
 		// afterwards, keep pods to pay it back.
-		missed, requests := tickSpend(next, svc, params, o, load)
-		s.Missed, s.Requests = s.Missed+missed, s.Requests+requests
-		s.FleetMissed, s.FleetRequests = s.FleetMissed+missed, s.FleetRequests+requests
+		missed, requests = tickSpend(next, svc, params, o, load)
 	}
-	s.Missed = math.Min(math.Max(s.Missed, 0), s.Requests)
-	s.FleetMissed = math.Min(math.Max(s.FleetMissed, 0), s.FleetRequests)
+	tally(&s.Missed, &s.Requests, decay, missed, requests)
+	tally(&s.FleetMissed, &s.FleetRequests, decay, missed, requests)
 	switch {
 	case s.FleetRequests >= BudgetRequests:
 		share := s.FleetMissed / s.FleetRequests
@@ -84,6 +81,13 @@ func spend(next *state.Service, svc fleet.Service, params model.Params, o Option
 		return &share, 0
 	}
 	return nil, 0
+}
+
+// tally fades a count of misses among requests by decay and adds a
+// tick's (the misses kept within 0 and the requests).
+func tally(missed, requests *float64, decay, m, r float64) {
+	*missed, *requests = *missed*decay+m, *requests*decay+r
+	*missed = math.Min(math.Max(*missed, 0), *requests)
 }
 
 // tickSpend is what one tick adds to the budget's memory: its misses and

@@ -52,10 +52,9 @@ type Workload struct {
 // signals the simulated vLLM pods hide to show only what each preset
 // reads: vLLM without the inter-token and length histograms (what
 // recording rules often keep), SGLang as it starts by default (its length
-// histograms need --collect-tokens-histogram), TGI (no
-// TTFT, KV or token counters: its token rates are its length histograms'
-// sums), Triton (no queue time, inter-token, e2e or
-// token counters).
+// histograms need --collect-tokens-histogram), TGI (no TTFT, KV or token
+// counters: its token rates are its length histograms' sums), Triton (no
+// queue time, inter-token, e2e or token counters).
 var presetHidden = []struct {
 	name   string
 	hidden []string

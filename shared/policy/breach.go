@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
 )
 
 // breach says which objective the fleet is missing now ("" when none):
@@ -36,18 +38,44 @@ func breach(in Input, c Config) string {
 	return ""
 }
 
+// BreachCalm is how long after a tick that read an objective breached a
+// scale-down still waits. The objective is met or missed over a window,
+// not a tick: a tick's p95 falls back under the objective while the
+// requests of the minute before still mostly missed it, and removing pods
+// the first tick the backlog has drained (two of 60 at once, on the demo
+// ×4's flash crowd with less headroom) scales down in a breach as the
+// minute's requests saw it. A minute matches the floor's step after a
+// breach (FloorStepSeconds in shared/sizing).
+const BreachCalm = time.Minute
+
 // holdInBreach keeps target at current while an objective is breached,
-// whatever asked for fewer pods (only maxReplicas may still lower it).
-func holdInBreach(d *Decision, in Input, c Config, target int) int {
+// and for BreachCalm after the last tick that read one, whatever asked
+// for fewer pods (only maxReplicas may still lower it). It records the
+// breach in d for the state.
+func holdInBreach(d *Decision, in Input, c Config, st *state.State, target int, now time.Time) int {
+	d.Breach = breach(in, c)
 	if target >= in.Current {
 		return target
 	}
-	why := breach(in, c)
-	if why == "" {
+	if d.Breach != "" {
+		d.because("no scale-down while an objective is breached: %s", d.Breach)
+	} else if since, ok := sinceBreach(st, now); ok {
+		d.because("no scale-down within %s of a breach: the last tick in breach was %s ago", BreachCalm, since.Round(time.Second))
+	} else {
 		return target
 	}
-	d.because("no scale-down while an objective is breached: %s", why)
 	return d.changed(StepBreachHold, target, min(in.Current, max(c.MaxReplicas, 1)))
+}
+
+// sinceBreach is how long ago the state's last breach was, and whether
+// that is within BreachCalm (one dated after now, a clock stepped back,
+// is not: it must not hold scale-downs until the clock catches up).
+func sinceBreach(st *state.State, now time.Time) (time.Duration, bool) {
+	if st == nil || st.LastBreach == nil {
+		return 0, false
+	}
+	since := now.Sub(*st.LastBreach)
+	return since, since >= 0 && since < BreachCalm
 }
 
 // queueCDF is the share of the queue-time histogram's requests that

@@ -62,6 +62,61 @@ func TestNoTickScalesDownInABreach(t *testing.T) {
 	}
 }
 
+// TestNoScaleDownWithinAMinuteOfABreach: the objective is judged over a
+// window, not a tick. A fleet warm on a low load that would scale down
+// reads one tick in breach; the ticks after it read the objective met
+// again, yet none scales down until BreachCalm has passed since the
+// breach, and then the scale-down goes on. A breach dated after now (the
+// clock stepped back) holds nothing, and the state keeps the breach's time.
+func TestNoScaleDownWithinAMinuteOfABreach(t *testing.T) {
+	for _, v2 := range []bool{true, false} {
+		cfg := knobs.Defaults()
+		cfg.ServiceModel = v2
+		cfg.MaxReplicas = 20
+		low := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100,
+			TTFTP95: p(0.1), KVMean: p(0.01)}
+		low.Service.Queue.Count, low.Service.Queue.Sum = 100, 0.1
+		st := state.New()
+		tick := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+		for i := 0; i < 45; i++ {
+			record(st, cfg, policy.Decide(low, st, cfg, 10, tick(i)), tick(i))
+		}
+		if d := policy.Decide(low, st, cfg, 10, tick(45)); d.Target >= 10 {
+			t.Fatalf("v2=%v: the low load does not scale down (the test would prove nothing): %q", v2, d.Reasons)
+		}
+		breached := low
+		breached.TTFTP95 = p(4)
+		d := policy.Decide(breached, st, cfg, 10, tick(45))
+		if d.Target < 10 || d.Breach == "" {
+			t.Fatalf("v2=%v: the breach tick scaled down to %d or named no breach (%q)", v2, d.Target, d.Breach)
+		}
+		record(st, cfg, d, tick(45))
+		if st.LastBreach == nil || !st.LastBreach.Equal(tick(45)) {
+			t.Fatalf("v2=%v: the state did not keep the breach's time: %v", v2, st.LastBreach)
+		}
+		// 15, 30 and 45 s after the breach: held, and the reason says why.
+		for i := 46; i < 49; i++ {
+			d := policy.Decide(low, st, cfg, 10, tick(i))
+			if d.Target < 10 || d.DecidedBy != policy.StepBreachHold || !hasReason(d, "within 1m0s of a breach") {
+				t.Fatalf("v2=%v: %s after the breach: target %d decided by %s; reasons %q", v2, tick(i).Sub(tick(45)), d.Target, d.DecidedBy, d.Reasons)
+			}
+			if d.Breach != "" {
+				t.Fatalf("v2=%v: a tick within the objective named a breach %q", v2, d.Breach)
+			}
+			record(st, cfg, d, tick(i))
+		}
+		if d := policy.Decide(low, st, cfg, 10, tick(49)); d.Target >= 10 {
+			t.Errorf("v2=%v: a minute after the breach the scale-down did not go on: %q", v2, d.Reasons)
+		}
+		// A breach dated after now: the clock went back.
+		future := tick(200)
+		st.LastBreach = &future
+		if d := policy.Decide(low, st, cfg, 10, tick(49)); d.Target >= 10 {
+			t.Errorf("v2=%v: a breach dated after now held the scale-down: %q", v2, d.Reasons)
+		}
+	}
+}
+
 // TestNoTTFTExportedNeverScalesDownOnLatency: a server that exports no
 // TTFT (TGI's preset) but a queue-time histogram. The objective cannot be
 // judged low, so the plan does not remove pods for it; and a queue time

@@ -100,6 +100,9 @@ type Decision struct {
 	// forecast (level, trend, upper bound, quantile, horizon), the service
 	// model and where it came from, the per-pod ceiling, the headroom.
 	Plan *sizing.Assessment `json:"plan,omitempty"`
+	// Breach is the objective this tick read breached ("" when none):
+	// no scale-down now, nor for BreachCalm after (breach.go).
+	Breach string `json:"breach,omitempty"`
 	// Victims are the pods a scale-down should remove (the idlest first),
 	// for the pod-deletion-cost annotation; empty unless Target < Current.
 	Victims []string `json:"victims,omitempty"`
@@ -123,7 +126,7 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 	rec := combine(&d, in, cfg, s, rs)
 	target := d.changed(StepStabilisation, rec, s.stabilise(&d, st, cfg, rec, now))
 	target = floors(&d, st, cfg, in, target, now)
-	d.Target = holdInBreach(&d, in, cfg, bounds(&d, cfg, rec, target))
+	d.Target = holdInBreach(&d, in, cfg, st, bounds(&d, cfg, rec, target), now)
 	s.settle(&d, in, cfg, rec, now)
 	if d.Target == current && len(d.Reasons) == 0 {
 		d.because("hold: no signal over threshold and scale-down not warranted")
@@ -135,7 +138,8 @@ func Decide(v fleet.View, st *state.State, cfg Config, current int, now time.Tim
 func (d Decision) Memory(cfg Config) state.Decided {
 	return state.Decided{Replicas: d.Current, Recommendation: d.Recommendation,
 		RecommendationKeep: max(cfg.DownStabilization, cfg.UpStabilization) + time.Minute,
-		ScaleUp:            d.Target > d.Current, Signals: d.Signals, Need: d.Need, Service: d.service, Marked: d.Victims}
+		ScaleUp:            d.Target > d.Current, Signals: d.Signals, Breached: d.Breach != "", Need: d.Need,
+		Service: d.service, Marked: d.Victims}
 }
 
 // rule returns the decision's rule called name (zero when absent).

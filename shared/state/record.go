@@ -53,6 +53,9 @@ type Decided struct {
 	// many signals agreed (an escalation inside the up-cooldown needs more).
 	ScaleUp bool
 	Signals int
+	// Breached is true when the tick read an objective breached
+	// (LastBreach).
+	Breached bool
 	// Need is the reactive replica need, kept as the hour's peak for the
 	// predictive floor.
 	Need int
@@ -131,6 +134,9 @@ func (s *State) recordDecided(at time.Time, d Decided) {
 		s.LastScaleUpSignals = d.Signals
 	}
 	s.LastTick = &at
+	if d.Breached {
+		s.LastBreach = &at
+	}
 	s.recordLast(d.Last)
 	s.notePeak(at, d.Need)
 	if d.Events != nil {

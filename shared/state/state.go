@@ -62,6 +62,9 @@ type State struct {
 	// recommendation is not a scale.
 	LastScaleUp   *time.Time `json:"lastScaleUp,omitempty"`
 	LastScaleDown *time.Time `json:"lastScaleDown,omitempty"`
+	// LastBreach is when a tick last read an objective breached (the
+	// policy's breach rule): a scale-down waits a while after it.
+	LastBreach *time.Time `json:"lastBreach,omitempty"`
 	// LastScaleUpSignals is how many signals agreed at the last scale-up:
 	// more agreeing inside the up-cooldown is an escalation it does not hold.
 	LastScaleUpSignals int `json:"lastScaleUpSignals,omitempty"`

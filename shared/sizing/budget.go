@@ -43,18 +43,24 @@ func budgetMiss(raw, load *float64, unmoved float64, breach bool) *float64 {
 // fleet is below the plan.
 //
 // The share is read over the ticks since the ready fleet last grew once
-// they saw BudgetRequests requests, over the whole window before that:
+// they saw BudgetRequests requests (or missed more than that many may):
 // what the budget judges is whether the fleet that is there misses too
-// often. Misses a smaller fleet made are history that more pods cannot
-// undo: counted against the larger fleet, they kept Mooncake's breaches
-// adding a pod for 20 minutes after the fleet had grown past what the
-// objective needs (19 ready pods missing about 0.5 % while the window
-// still read 1.5 % from the first minutes at 6-15). A step down goes on
+// often. Before that the whole window's share is read, capped at the
+// aim: the misses in it were a smaller fleet's, history that more pods
+// cannot undo, so they may pay for a breach but never buy a pod. Counted
+// against the larger fleet, they kept Mooncake's breaches adding a pod
+// for 20 minutes after the fleet had grown past what the objective needs
+// (19 ready pods missing about 0.5 % while the window still read 1.5 %
+// from the first minutes at 6-15); uncapped while the grown fleet was
+// young, one pod a cooldown at 4 requests/s (never 300 requests at one
+// fleet) took Mooncake on a half-speed GPU to 49 pods where 31 meet the
+// objective. The requests the share is over are returned too
+// (SpentUpper). A step down goes on
 // with the record: the smaller fleet's misses add to it, and a pod comes
 // back once they overspend it (restarting it there sent the first breach
 // after each step back to the whole window, and Mooncake's flaps up).
-func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool, ready int) (*float64, int) {
-	s := &next.Spent
+func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool, ready int) (*float64, int, float64) {
+	s, target := &next.Spent, o.target()
 	switch {
 	case ready > s.Fleet:
 		s.Fleet, s.FleetMissed, s.FleetRequests = ready, 0, 0
@@ -74,13 +80,29 @@ func spend(next *state.Service, svc fleet.Service, params model.Params, o Option
 	tally(&s.FleetMissed, &s.FleetRequests, decay, missed, requests)
 	switch {
 	case s.FleetRequests >= BudgetRequests:
-		share := s.FleetMissed / s.FleetRequests
-		return &share, ready
+		return new(s.FleetMissed / s.FleetRequests), ready, s.FleetRequests
+	case s.Requests >= BudgetRequests && s.FleetMissed > BudgetRequests*target:
+		// Too few requests since the fleet grew to judge it, but already
+		// more misses than a whole window of them may have: evidence.
+		return new(s.FleetMissed / math.Max(s.FleetRequests, 1)), ready, s.FleetRequests
 	case s.Requests >= BudgetRequests:
-		share := s.Missed / s.Requests
-		return &share, 0
+		// The window's misses were made by a smaller fleet: they may pay
+		// for a breach, never buy a pod for this one.
+		return new(math.Min(s.Missed/s.Requests, target)), 0, s.Requests
 	}
-	return nil, 0
+	return nil, 0, 0
+}
+
+// SpentUpper is the share's upper bound by one Poisson standard deviation
+// of the misses behind it (at least of one miss): what a step down must
+// keep within the aim. The share of a window of a few thousand requests
+// wanders by a quarter of itself from tick to tick; a step taken the tick
+// it dipped under the aim was undone by the next breach, a flap.
+func SpentUpper(share *float64, requests float64) *float64 {
+	if share == nil || !(requests > 0) {
+		return share
+	}
+	return new(*share + math.Sqrt(math.Max(*share, 1/requests)/requests))
 }
 
 // tally fades a count of misses among requests by decay and adds a

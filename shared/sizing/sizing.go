@@ -192,6 +192,8 @@ type Assessment struct {
 	// since the fleet last grew (0: over the whole window, too few
 	// requests seen since).
 	SpentFleet int `json:"spentFleet,omitempty"`
+	// SpentRequests is how many requests (faded) Spent is a share of.
+	SpentRequests float64 `json:"spentRequests,omitempty"`
 	// PerPodRPS is the requests per second one pod of Need carries at the
 	// forecast point.
 	PerPodRPS float64 `json:"perPodRps"`
@@ -213,6 +215,10 @@ func continueForecast(st *forecast.State) (reset bool) {
 	*st = forecast.State{Unit: ForecastUnit}
 	return reset
 }
+
+// target is the share of requests the headroom aims waiting to push past
+// the objective: WaitShare of the miss budget.
+func (o Options) target() float64 { return WaitShare * (1 - o.Attainment) }
 
 // Horizon is H in seconds for a startup p90 of startup seconds (below a
 // second no startup was seen: pods present from the start report none).
@@ -238,7 +244,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: WaitShare * (1 - o.Attainment), Beta: next.Beta, Peakedness: z}
+		Target: o.target(), Beta: next.Beta, Peakedness: z}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
@@ -262,7 +268,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
 	raw := a.LoadMiss
 	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
-	a.Spent, a.SpentFleet = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned, v.Ready)
+	a.Spent, a.SpentFleet, a.SpentRequests = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned, v.Ready)
 	if a.LoadMiss != nil {
 		// A fleet near what β asks for at this demand (one pod of slack
 		// for rounding), or at what the hold keeps, says whether β is
@@ -295,7 +301,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}
-	a.Floor = lowerFloor(&next, a.Spent, a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
+	a.Floor = lowerFloor(&next, SpentUpper(a.Spent, a.SpentRequests), a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
 	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown, a.Floor)
 	next.Planned = a.Need
 	if a.Need > 0 {

@@ -1,0 +1,55 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/sizing"
+)
+
+// A queue over its target that the ready pods' spare capacity drains
+// within half the objective, with the plan fitted and its need met, is a
+// burst the queues absorb: not over. Any of those missing, it stands.
+func TestAQueueTheReadyPodsDrainInTimeIsNotPressure(t *testing.T) {
+	cfg := Config{QueueTarget: 3, TTFTSLO: 2 * time.Second}
+	rps := 7.7
+	plan := func(source string, need int) *sizing.Assessment {
+		return &sizing.Assessment{Valid: true, ParamsSource: source, Need: need, ArrivalRate: rps,
+			Ceiling: model.Ceiling{Utilisation: 0.95, RequestsPerSecond: 18}}
+	}
+	burst := Input{View: fleet.View{Ready: 1, Waiting: 9}, Current: 1}
+	for _, c := range []struct {
+		name string
+		plan *sizing.Assessment
+		// waiting on the one pod
+		waiting float64
+		over    bool
+	}{
+		{"fitted, need met, drains in 0.9 s", plan("fitted", 1), 9, false},
+		{"partly fitted", plan("partly fitted", 1), 9, false},
+		{"the prior: the ceiling is a guess", plan("prior", 1), 9, true},
+		{"policy v1: no plan", nil, 9, true},
+		{"the plan needs more pods than are ready", plan("fitted", 2), 9, true},
+		{"drains in 2.9 s, past half the objective", plan("fitted", 1), 30, true},
+	} {
+		in := burst
+		in.Plan, in.Waiting = c.plan, c.waiting
+		r := queue(in, cfg)
+		if r.Over != c.over {
+			t.Errorf("%s: over %v, want %v (note %q)", c.name, r.Over, c.over, r.Note)
+		}
+		if !r.Over && (r.Proposal != 0 || !strings.Contains(r.Note, "absorbed within the objective")) {
+			t.Errorf("%s: an absorbed queue proposes %d, note %q", c.name, r.Proposal, r.Note)
+		}
+	}
+	// Arrivals at or past the ready pods' ceiling: nothing spare drains it.
+	in := burst
+	in.Plan = plan("fitted", 1)
+	in.Plan.ArrivalRate = 18
+	if r := queue(in, cfg); !r.Over {
+		t.Errorf("no spare capacity, yet the queue was absorbed: %q", r.Note)
+	}
+}

@@ -44,13 +44,7 @@ func newCommon(name string, demo bool) (*flag.FlagSet, *common) {
 }
 
 func (c *common) register(fs *flag.FlagSet, demo bool) {
-	fs.StringVar(&c.trace, "trace", "synthetic:demo", "workload: synthetic:demo, or an Azure/BurstGPT .csv, Mooncake .jsonl or ServeGen .tar.gz")
-	fs.Int64Var(&c.seed, "seed", 1, "seed of the simulation and of generated workloads")
-	fs.Float64Var(&c.rate, "rate", 1, "multiply the trace's request rate")
-	fs.Float64Var(&c.tf, "time-scale", 1, "stretch the trace's time axis")
-	fs.DurationVar(&c.start, "start", 0, "skip this much of the trace")
-	fs.DurationVar(&c.dur, "duration", 0, "replay only this much of the trace (0: all)")
-	fs.IntVar(&c.topClients, "servegen-top", 0, "ServeGen: keep only the N busiest clients (0: all)")
+	c.registerTrace(fs)
 	fs.Float64Var(&c.startup, "startup", 60, "median pod startup, creation to Ready, seconds")
 	fs.Float64Var(&c.startupSigma, "startup-sigma", 0.25, "lognormal sigma of the startup time")
 	fs.Float64Var(&c.lag, "lag", 15, "metric pipeline lag, seconds")
@@ -71,6 +65,18 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 	fs.StringVar(&c.bin, "bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
 	fs.DurationVar(&c.cpaStab, "cpa-downscale-stabilization", 0, "CPA's own downscaleStabilization for inferscale (0: CPA default, off)")
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+}
+
+// registerTrace registers the flags that choose and transform the trace
+// (what traceSpec reads).
+func (c *common) registerTrace(fs *flag.FlagSet) {
+	fs.StringVar(&c.trace, "trace", "synthetic:demo", "workload: synthetic:demo, or an Azure/BurstGPT .csv, Mooncake .jsonl or ServeGen .tar.gz")
+	fs.Int64Var(&c.seed, "seed", 1, "seed of the simulation and of generated workloads")
+	fs.Float64Var(&c.rate, "rate", 1, "multiply the trace's request rate")
+	fs.Float64Var(&c.tf, "time-scale", 1, "stretch the trace's time axis")
+	fs.DurationVar(&c.start, "start", 0, "skip this much of the trace")
+	fs.DurationVar(&c.dur, "duration", 0, "replay only this much of the trace (0: all)")
+	fs.IntVar(&c.topClients, "servegen-top", 0, "ServeGen: keep only the N busiest clients (0: all)")
 }
 
 func (c *common) engineConfig() (engine.Config, error) {

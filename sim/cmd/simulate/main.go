@@ -11,6 +11,7 @@
 //	simulate pd -trace ... -prefill-policies ... -decode-policies ...   (a prefill/decode pair: two pools, the KV transfer between them)
 //	simulate decisions -log FILE [-png out.png]   (summary and picture of inferscale's decision log)
 //	simulate profile [-gpu-speed F] [-prompt N]   (the fleet model as inferscale's profile setting)
+//	simulate trace -trace ... [-windows 1s,2s,15s]   (the trace's summary and its arrivals' dispersion at each window)
 //	simulate history -prometheus URL -selector '{namespace="x",job="vllm"}' -start T -end T [-out policy.yaml]
 //	                 (rebuild your traffic from Prometheus, tune inferscale on it, write a policyFile)
 package main
@@ -47,7 +48,7 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stderr, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile|trace [flags]  (simulate CMD -h for flags)")
 		return errUsage
 	}
 	switch args[0] {
@@ -73,11 +74,13 @@ func dispatch(ctx context.Context, args []string, log *slog.Logger) error {
 		return cmdProfile(args[1:], os.Stdout)
 	case "pd":
 		return cmdPD(ctx, args[1:], os.Stdout, log)
+	case "trace":
+		return cmdTrace(args[1:], os.Stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile [flags]  (simulate CMD -h for flags)")
+		fmt.Fprintln(os.Stdout, "usage: simulate run|sweep|tune|demo|bar|bar-diff|pd|policies|decisions|history|profile|trace [flags]  (simulate CMD -h for flags)")
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, bar-diff, pd, policies, decisions, history or profile)\n", args[0])
+	fmt.Fprintf(os.Stderr, "simulate: unknown command %q (want run, sweep, tune, demo, bar, bar-diff, pd, policies, decisions, history, profile or trace)\n", args[0])
 	return errUsage
 }
 

@@ -42,6 +42,7 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		{"bar", "-mode", "slow", "-shared", "."},
 		{"bar", "-shared", filepath.Join(t.TempDir(), "missing")},
 		{"bar", "-only", "nosuch", "-shared", "."},
+		{"trace", "-windows", "x"},
 	} {
 		if err := dispatch(ctx, args, quietLog()); err == nil {
 			t.Errorf("simulate %v: accepted", args)

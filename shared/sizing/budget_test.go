@@ -224,3 +224,32 @@ func TestAFloorWrittenBeforeNextComesDownAHoldAfterItsLastChange(t *testing.T) {
 		t.Errorf("a hold after its last change the old floor is at %d, want 11", got)
 	}
 }
+
+// The step that gives the floor up onto the plan's need waits a flap
+// window after the one before it: the plan was short when the floor rose,
+// and on Mooncake at 5-6 pods its need rose by a pod within three minutes
+// of the floor coming down onto it, a reversal (a flap).
+func TestTheFloorsLastStepOntoTheNeedWaitsAFlapWindow(t *testing.T) {
+	hold, target, low, need := 600.0, 0.007, 0.001, 8
+	at := func(s float64) time.Time { return t0.Add(seconds(s)) }
+	st := state.Service{}
+	RaiseFloor(&st, t0, 10, hold)
+	steps := []struct {
+		at   float64
+		want int
+	}{
+		{hold, 9},                             // a step; the next would land on the need
+		{hold + FloorStepSeconds, 9},          // so it does not come a minute later
+		{hold + FloorLastStepSeconds - 15, 9}, // nor before the flap window
+		{hold + FloorLastStepSeconds, 8},      // then it comes down onto the need
+		{hold + FloorLastStepSeconds + 15, 0}, // and is gone
+	}
+	for i, s := range steps {
+		if got := lowerFloor(&st, &low, target, false, need, at(s.at), hold); got != s.want {
+			t.Fatalf("step %d (t=%gs): floor %d, want %d", i, s.at, got, s.want)
+		}
+	}
+	if st.Floor.Pods != 0 {
+		t.Errorf("the floor came down onto the need and stayed: %+v", st.Floor)
+	}
+}

@@ -11,6 +11,14 @@ import (
 // little of the miss budget.
 const FloorStepSeconds = 60.0
 
+// FloorLastStepSeconds is how long the step that gives the floor up onto
+// the plan's need waits after the one before it: a flap window (a
+// reversal within 5 minutes is a flap). The plan was short when the floor
+// rose; its need a minute after the floor came down onto it rose by a pod
+// as the load did, and on Mooncake at 5-6 pods that reversal was the
+// flap of three cells.
+const FloorLastStepSeconds = 300.0
+
 // RaiseFloor records a reactive scale-up to pods asked for while the
 // fleet was at the plan: the plan was short, so the hold keeps it
 // (Floor) for holdSeconds, and then until the misses say fewer pods do.
@@ -54,6 +62,11 @@ func lowerFloor(next *state.Service, spent *float64, target float64, breached bo
 		}
 	case !now.Before(f.Next):
 		f.Pods, f.Next = f.Pods-1, step
+		if f.Pods-1 <= need {
+			// The next step would give the floor up onto the plan's
+			// need: it waits FloorLastStepSeconds.
+			f.Next = now.Add(seconds(FloorLastStepSeconds))
+		}
 	}
 	return f.Pods
 }

@@ -9,10 +9,12 @@ import "fmt"
 // fleet's queues absorb within the objective, not pressure: a pod more
 // for it was held by its floor for the hold and more (ServeGen's morning
 // at one pod: 9 waiting for a second, the TTFT p95 at 50 ms, three pods
-// for 15 minutes). On the prior, or with no plan, the queue stands.
+// for 15 minutes). On the prior, or with no plan, the queue stands; so it
+// does when it counts the running requests too (queueIncludesRunning: a
+// concurrency target, not a backlog).
 func drainedInTime(r Rule, in Input, c Config) Rule {
 	p := in.Plan
-	if !r.Over || p == nil || !p.Valid || p.ParamsSource == "prior" || c.TTFTSLO <= 0 || p.Need > in.Ready {
+	if !r.Over || p == nil || !p.Valid || p.ParamsSource == "prior" || c.TTFTSLO <= 0 || p.Need > in.Ready || c.QueueIncludesRunning {
 		return r
 	}
 	spare := float64(in.Ready)*p.Ceiling.RequestsPerSecond - p.ArrivalRate

@@ -45,9 +45,15 @@ func TestAQueueTheReadyPodsDrainInTimeIsNotPressure(t *testing.T) {
 			t.Errorf("%s: an absorbed queue proposes %d, note %q", c.name, r.Proposal, r.Note)
 		}
 	}
-	// Arrivals at or past the ready pods' ceiling: nothing spare drains it.
+	// A concurrency target (waiting and running) is not a backlog.
+	conc := cfg
+	conc.QueueIncludesRunning = true
 	in := burst
 	in.Plan = plan("fitted", 1)
+	if r := queue(in, conc); !r.Over {
+		t.Errorf("queueIncludesRunning: the waiting+running target was judged a drained backlog: %q", r.Note)
+	}
+	// Arrivals at or past the ready pods' ceiling: nothing spare drains it.
 	in.Plan.ArrivalRate = 18
 	if r := queue(in, cfg); !r.Over {
 		t.Errorf("no spare capacity, yet the queue was absorbed: %q", r.Note)

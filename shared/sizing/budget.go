@@ -54,9 +54,9 @@ func budgetMiss(raw, load *float64, unmoved float64, breach bool) *float64 {
 // from the first minutes at 6-15); uncapped while the grown fleet was
 // young, one pod a cooldown at 4 requests/s (never 300 requests at one
 // fleet) took Mooncake on a half-speed GPU to 49 pods where 31 meet the
-// objective. The requests the share is over are returned too
-// (SpentUpper). A step down goes on
-// with the record: the smaller fleet's misses add to it, and a pod comes
+// objective. The requests the share is over are returned too, for
+// spentUpper. A step down goes on with the record: the smaller fleet's
+// misses add to it, and a pod comes
 // back once they overspend it (restarting it there sent the first breach
 // after each step back to the whole window, and Mooncake's flaps up).
 func spend(next *state.Service, svc fleet.Service, params model.Params, o Options, load *float64, below bool, ready int) (*float64, int, float64) {
@@ -93,12 +93,12 @@ func spend(next *state.Service, svc fleet.Service, params model.Params, o Option
 	return nil, 0, 0
 }
 
-// SpentUpper is the share's upper bound by one Poisson standard deviation
+// spentUpper is the share's upper bound by one Poisson standard deviation
 // of the misses behind it (at least of one miss): what a step down must
 // keep within the aim. The share of a window of a few thousand requests
 // wanders by a quarter of itself from tick to tick; a step taken the tick
 // it dipped under the aim was undone by the next breach, a flap.
-func SpentUpper(share *float64, requests float64) *float64 {
+func spentUpper(share *float64, requests float64) *float64 {
 	if share == nil || !(requests > 0) {
 		return share
 	}

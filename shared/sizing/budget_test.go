@@ -135,17 +135,17 @@ func TestAStepDownNeedsTheBudgetWithinItsAimBeyondItsNoise(t *testing.T) {
 	}{{2400, 20}, {240000, 19}} {
 		st := state.Service{}
 		RaiseFloor(&st, t0, 20, hold)
-		if got := lowerFloor(&st, SpentUpper(&share, c.requests), target, false, 8, t0.Add(seconds(hold)), hold); got != c.want {
+		if got := lowerFloor(&st, spentUpper(&share, c.requests), target, false, 8, t0.Add(seconds(hold)), hold); got != c.want {
 			t.Errorf("%g requests missing %.3g%%: floor %d, want %d", c.requests, 100*share, got, c.want)
 		}
 	}
-	if SpentUpper(nil, 1000) != nil {
+	if spentUpper(nil, 1000) != nil {
 		t.Error("no share read an upper bound")
 	}
-	if got := SpentUpper(new(0.0), 1000); got == nil || *got <= 0 {
+	if got := spentUpper(new(0.0), 1000); got == nil || *got <= 0 {
 		t.Errorf("a share of no misses on 1000 requests reads an upper bound %v, want above 0 (a miss may hide in it)", got)
 	}
-	if got := SpentUpper(&share, 0); got == nil || *got != share {
+	if got := spentUpper(&share, 0); got == nil || *got != share {
 		t.Errorf("no requests changed the share: %v", got)
 	}
 }

@@ -301,7 +301,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}
-	a.Floor = lowerFloor(&next, SpentUpper(a.Spent, a.SpentRequests), a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
+	a.Floor = lowerFloor(&next, spentUpper(a.Spent, a.SpentRequests), a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
 	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown, a.Floor)
 	next.Planned = a.Need
 	if a.Need > 0 {

@@ -106,6 +106,7 @@ func (c Config) Sizing() sizing.Options {
 		HoldMin: c.ScaleDownHold.Seconds(),
 		Miss:    c.ForecastMiss, MinHeadroom: c.MinHeadroom,
 		MaxPods: max(c.MaxReplicas*4, 1),
+		Decode:  c.Role == "decode",
 	}
 }
 

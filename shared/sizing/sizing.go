@@ -61,6 +61,11 @@ type Options struct {
 	// MinHeadroom is the least β the plan keeps (DefaultMinHeadroom when 0
 	// is not meant: the policy passes its knob).
 	MinHeadroom float64
+	// Decode is true for a decode pool (role decode): its requests arrive
+	// prefilled and the work of each lands over its generation, so its
+	// margin is that of the sequences in the batch, with DecodeReserve
+	// for a surge (decodeMargin.go).
+	Decode bool
 }
 
 // Fixed parts of the plan: documented, not knobs (they are what the
@@ -95,6 +100,9 @@ const (
 	Gain               = 4.0
 	HalfWeightRequests = 50.0
 	MaxMissFactor      = 10.0
+	// DecodeReserve is the share of its load a decode pool keeps spare
+	// for a surge before new pods are ready (decode_margin.go).
+	DecodeReserve = 0.2
 	// mixHalfLife (seconds) is how fast the request mix and the prompt
 	// lengths fade.
 	mixHalfLife = 1800
@@ -274,7 +282,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		// for rounding), or at what the hold keeps, says whether β is
 		// enough; one far above it (a reactive scale-up) says nothing.
 		held := recentHold(next.Needs, 0, now, a.HoldSeconds)
-		near := v.Ready <= max(Staff(a.Demand/ceiling, next.Beta, o.MaxPods), held)+1
+		near := v.Ready <= max(o.staff(a.Demand/ceiling, next.Beta), held)+1
 		next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, least)
 		a.Beta = next.Beta
 	}
@@ -287,8 +295,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	fo.Miss = o.Miss
 	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
 	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
-	a.Need = Staff(a.Offered, a.Beta, o.MaxPods)
-	a.NeedDown = Staff(a.Offered*(1+DownTolerance), a.Beta, o.MaxPods)
+	a.Need = o.staff(a.Offered, a.Beta)
+	a.NeedDown = o.staff(a.Offered*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}
@@ -297,7 +305,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// What the hold remembers is the need of the arrivals alone: a
 	// backlog draining is demand now, not a need to keep for minutes.
 	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
-	a.HoldNeed = max(Staff(base, a.Beta, o.MaxPods), Staff(base*(1+DownTolerance), a.Beta, o.MaxPods))
+	a.HoldNeed = max(o.staff(base, a.Beta), o.staff(base*(1+DownTolerance), a.Beta))
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}
@@ -311,8 +319,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 }
 
 // leastHeadroom is the least β the plan keeps: the knob, and the margin
-// of the arrivals. Over the time τ = the TTFT objective in which a pod's
-// batch must absorb them, n requests of work w arrive with a standard
+// of the arrivals. Over the time τ in which a pod's batch must absorb
+// them (the TTFT objective; a decode pool's generation, workWindow), n requests of work w arrive with a standard
 // deviation of √n if they are Poisson, √(z·n) for arrivals of peakedness
 // z (Whitt's peakedness-adjusted staffing; z learned from their counts,
 // peakedness.go); in pods at the ceiling c that is √(z·R·w/(c·τ)), i.e.
@@ -325,7 +333,7 @@ func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64) float64 {
 	least := o.MinHeadroom
 	c := p.Ceiling(m, o.Limits).Utilisation
 	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
-		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*w/(c*o.TTFTSLO)))
+		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*w/(c*o.workWindow(p, m, c))))
 	}
 	return math.Min(least, MaxHeadroom)
 }

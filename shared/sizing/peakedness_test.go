@@ -71,7 +71,7 @@ func TestPeakednessWidensThePoissonMargin(t *testing.T) {
 		t.Fatalf("peakedness smooth %.2f, bursty %.2f", as.Peakedness, ab.Peakedness)
 	}
 	params := bursty.Fit.Params(o.Prior)
-	poissonFloor := o.leastHeadroom(params, bursty.Mix, 1)
+	poissonFloor := o.leastHeadroom(params, bursty.Mix, 1, false)
 	if want := poissonFloor * math.Sqrt(ab.Peakedness); ab.Beta < want-1e-9 {
 		t.Errorf("bursty arrivals keep β %.3g, want at least √z × the Poisson margin = %.3g", ab.Beta, want)
 	}

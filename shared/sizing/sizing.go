@@ -64,7 +64,7 @@ type Options struct {
 	// Decode is true for a decode pool (role decode): its requests arrive
 	// prefilled and the work of each lands over its generation, so its
 	// margin is that of the sequences in the batch, with DecodeReserve
-	// for a surge (decodeMargin.go).
+	// for a surge (margin.go).
 	Decode bool
 }
 
@@ -100,8 +100,11 @@ const (
 	Gain               = 4.0
 	HalfWeightRequests = 50.0
 	MaxMissFactor      = 10.0
-	// DecodeReserve is the share of its load a decode pool keeps spare
-	// for a surge before new pods are ready (decode_margin.go).
+	// SurgeReserve is the share of its load a pool keeps spare for a
+	// surge before new pods are ready, DecodeReserve a decode pool's,
+	// whose overload slows streams rather than queueing whole requests
+	// (margin.go).
+	SurgeReserve  = 0.3
 	DecodeReserve = 0.2
 	// mixHalfLife (seconds) is how fast the request mix and the prompt
 	// lengths fade.
@@ -246,7 +249,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		observeDispersion(&next.Dispersion, *v.ArrivalRate, o.Interval)
 	}
 	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
-	least := o.leastHeadroom(params, next.Mix, z)
+	source, _ := next.Fit.Source()
+	least := o.leastHeadroom(params, next.Mix, z, source == "fitted")
 	if next.Ticks == 0 && next.Beta == 0 {
 		next.Beta = max(InitialHeadroom, least)
 	}
@@ -320,20 +324,22 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 
 // leastHeadroom is the least β the plan keeps: the knob, and the margin
 // of the arrivals. Over the time τ in which a pod's batch must absorb
-// them (the TTFT objective; a decode pool's generation, workWindow), n requests of work w arrive with a standard
-// deviation of √n if they are Poisson, √(z·n) for arrivals of peakedness
-// z (Whitt's peakedness-adjusted staffing; z learned from their counts,
-// peakedness.go); in pods at the ceiling c that is √(z·R·w/(c·τ)), i.e.
-// β = PoissonZ·√(z·w/(c·τ)) per √R. Heavier requests (long prompts) and
+// them (the TTFT objective for a prefill; a generation for the decode
+// work, once a fitted model tells the two apart: workRate), n requests
+// of work w arrive with a standard deviation of √n if they are Poisson,
+// √(z·n) for arrivals of peakedness z (Whitt's peakedness-adjusted
+// staffing; z learned from their counts, peakedness.go); in pods at the
+// ceiling c that is √(z·R·w/(c·τ)), i.e. β = PoissonZ·√(z·w/(c·τ)) per
+// √R. Heavier requests (long prompts) and
 // burstier arrivals get more headroom. β above this floor is the misses'
 // to teach: they already carry the traffic's burstiness, so z does not
 // scale it — it gives the margin from the first ticks, and at once when a
 // flash crowd raises z, before any request has missed.
-func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64) float64 {
+func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64, fitted bool) float64 {
 	least := o.MinHeadroom
 	c := p.Ceiling(m, o.Limits).Utilisation
 	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
-		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*w/(c*o.workWindow(p, m, c))))
+		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*o.workRate(p, m, c, fitted)/c))
 	}
 	return math.Min(least, MaxHeadroom)
 }

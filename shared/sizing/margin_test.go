@@ -1,0 +1,114 @@
+package sizing
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/state"
+)
+
+// decodeHeavy is a mix of long answers (on a decode pool, the prompt's KV
+// already there).
+var decodeHeavy = model.Mix{PromptTokens: 1000, OutputTokens: 800, KVPerSeq: 0.002}
+
+func TestTheDecodeWorkLandsOverItsGeneration(t *testing.T) {
+	p := model.DefaultPrior()
+	o := options()
+	c := p.Ceiling(decodeHeavy, o.Limits).Utilisation
+	w, prefill := p.Work(decodeHeavy), p.Beta*decodeHeavy.PromptTokens
+	generation := decodeHeavy.OutputTokens * p.Alpha / (1 - c)
+	if generation <= o.TTFTSLO {
+		t.Fatalf("the mix's generation %.3gs is within the objective: not a test of it", generation)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	// Without a model fitted from both series nothing tells the prefill
+	// from the decode work: all of it within the objective.
+	if got := o.workRate(p, decodeHeavy, c, false); !near(got, w/o.TTFTSLO) {
+		t.Errorf("unified, not fitted: %.4g GPU-s/s, want w/τ = %.4g", got, w/o.TTFTSLO)
+	}
+	if got, want := o.workRate(p, decodeHeavy, c, true), prefill/o.TTFTSLO+(w-prefill)/generation; !near(got, want) {
+		t.Errorf("unified, fitted: %.4g GPU-s/s, want the prefill over τ and the rest over the generation, %.4g", got, want)
+	}
+	d := o
+	d.Decode = true
+	for _, fitted := range []bool{false, true} {
+		if got := d.workRate(p, decodeHeavy, c, fitted); !near(got, w/generation) {
+			t.Errorf("decode pool (fitted %v): %.4g GPU-s/s, want its whole work over the generation, %.4g", fitted, got, w/generation)
+		}
+	}
+	// A pod at or past saturation has no generation to speak of, and a
+	// one-token answer's is shorter than the objective: the objective
+	// stands rather than a window of 1/0 or one that shortens it.
+	if got := d.workRate(p, decodeHeavy, 1, true); !near(got, w/o.TTFTSLO) {
+		t.Errorf("decode pool at c = 1: %.4g, want w/τ", got)
+	}
+	short := model.Mix{PromptTokens: 100, OutputTokens: 1}
+	if got, want := d.workRate(p, short, 0.5, true), p.Work(short)/o.TTFTSLO; !near(got, want) {
+		t.Errorf("a one-token answer: %.4g, want w/τ = %.4g", got, want)
+	}
+
+	for _, z := range []float64{1, 4} {
+		prior, fitted, decode := o.leastHeadroom(p, decodeHeavy, z, false), o.leastHeadroom(p, decodeHeavy, z, true), d.leastHeadroom(p, decodeHeavy, z, true)
+		if want := PoissonZ * math.Sqrt(z*w/(c*o.TTFTSLO)); !near(prior, want) {
+			t.Errorf("z %g, not fitted: least β %.4g, want PoissonZ·√(z·w/(c·τ)) = %.4g", z, prior, want)
+		}
+		if !(decode < fitted && fitted < prior) {
+			t.Errorf("z %g: least β decode %.3g, fitted unified %.3g, unfitted %.3g: want them in that order, lowest first", z, decode, fitted, prior)
+		}
+	}
+}
+
+func TestAPoolKeepsAReserveForASurge(t *testing.T) {
+	o := options()
+	d := options()
+	d.Decode = true
+	for _, r := range []float64{0.3, 1, 4.2, 10, 37.5} {
+		for _, c := range []struct {
+			o       Options
+			reserve float64
+		}{{o, SurgeReserve}, {d, DecodeReserve}} {
+			if got, want := c.o.staff(r, 0), int(math.Ceil(r*(1+c.reserve)-1e-9)); got != want {
+				t.Errorf("decode %v, R %.3g at β 0: %d pods, want ⌈R·(1+%.2g)⌉ = %d", c.o.Decode, r, got, c.reserve, want)
+			}
+			// A learned β above the reserve still decides.
+			if got, want := c.o.staff(r, 4), Staff(r, 4, c.o.MaxPods); got < want {
+				t.Errorf("decode %v, R %.3g at β 4: %d pods, want at least the square-root staffing's %d", c.o.Decode, r, got, want)
+			}
+		}
+	}
+	d.MaxPods = 8
+	if got := d.staff(10, 0); got != 8 {
+		t.Errorf("the reserve past the fleet's bound: %d pods, want the bound 8", got)
+	}
+	for _, r := range []float64{0, -1, math.NaN()} {
+		if got := d.staff(r, 1); got != 0 {
+			t.Errorf("no offered load (%g): %d pods, want 0", r, got)
+		}
+	}
+}
+
+func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
+	plan := func(decode bool) Assessment {
+		o := options()
+		o.Decode = decode
+		st := state.Service{Mix: decodeHeavy}
+		var a Assessment
+		for i := range 40 {
+			a, st = Assess(view(40, 60), st, o, t0.Add(time.Duration(i)*15*time.Second))
+		}
+		return a
+	}
+	u, d := plan(false), plan(true)
+	if u.Offered != d.Offered {
+		t.Fatalf("the same demand offered %.3g pods to the unified plan and %.3g to the decode one", u.Offered, d.Offered)
+	}
+	if reserve := int(math.Ceil(d.Offered * (1 + DecodeReserve))); d.Need < reserve {
+		t.Errorf("decode pool: need %d at R %.3g, want at least its reserve, %d", d.Need, d.Offered, reserve)
+	}
+	if !(d.Need < u.Need) {
+		t.Errorf("decode pool: need %d (β %.2g), want below the unified pool's %d (β %.2g) on the prior, whose margin takes the answers as due within the TTFT objective",
+			d.Need, d.Beta, u.Need, u.Beta)
+	}
+}

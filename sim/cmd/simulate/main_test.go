@@ -60,8 +60,19 @@ func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
 			t.Errorf("policies output lacks %q", want)
 		}
 	}
-	if err := dispatch(context.Background(), []string{"run", "-h"}, quietLog()); err != nil {
-		t.Errorf("run -h: %v", err)
+	stdout, stderr := os.Stdout, os.Stderr
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { os.Stdout, os.Stderr = stdout, stderr; null.Close() }()
+	os.Stdout, os.Stderr = null, null
+	// Every command's -h prints its flags and succeeds; none may panic on
+	// the setup it never built.
+	for _, cmd := range []string{"run", "sweep", "tune", "demo", "bar", "bar-diff", "decisions", "history", "profile", "pd", "trace"} {
+		if err := dispatch(context.Background(), []string{cmd, "-h"}, quietLog()); err != nil {
+			t.Errorf("%s -h: %v", cmd, err)
+		}
 	}
 }
 

@@ -48,8 +48,8 @@ type pdSetup struct {
 
 func cmdPD(ctx context.Context, args []string, w io.Writer, log *slog.Logger) error {
 	s, err := parsePD(args)
-	if err != nil {
-		return err
+	if err != nil || s == nil {
+		return err // s is nil without an error after -h
 	}
 	start := time.Now()
 	reqs, err := runner.Load(s.c.traceSpec())
@@ -76,7 +76,8 @@ func cmdPD(ctx context.Context, args []string, w io.Writer, log *slog.Logger) er
 	return writePDTable(w, rows)
 }
 
-// parsePD reads and checks every flag before any trace is read.
+// parsePD reads and checks every flag before any trace is read. After -h it
+// returns neither a setup nor an error.
 func parsePD(args []string) (*pdSetup, error) {
 	fs, c := newCommon("pd", false)
 	s := &pdSetup{c: c}

@@ -61,7 +61,7 @@ func (r *PDRunner) cell(ctx context.Context, c PDCase) (PDRow, error) {
 	}
 	pools := r.Settings.Pools(c, r.Options)
 	pools.Prefill.InitialReplicas = oracle.InitialReplicas(pd.PrefillRequests(reqs), pools.Prefill.Model, pools.Prefill.MinReplicas, pools.Prefill.MaxReplicas)
-	pools.Decode.InitialReplicas = oracle.InitialReplicas(reqs, pools.Decode.Model, pools.Decode.MinReplicas, pools.Decode.MaxReplicas)
+	pools.Decode.InitialReplicas = oracle.InitialReplicas(pd.ArrivePrefilled(reqs), pools.Decode.Model, pools.Decode.MinReplicas, pools.Decode.MaxReplicas)
 	inf := pools.Infeasible(reqs)
 
 	res, err := pools.Pair(ctx, reqs, r.Policy.Prefill, r.Policy.Decode)

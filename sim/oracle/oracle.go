@@ -31,7 +31,7 @@ import (
 
 // Version names the oracle's search; bump it with any change that can
 // alter its result (cached results are keyed by it and engine.Version).
-const Version = "2026-12-drain-aware"
+const Version = "2026-12-prefilled-work"
 
 // WindowSeconds is the planning granularity.
 const WindowSeconds = 20
@@ -136,7 +136,8 @@ func (p *Policy) At(t time.Time) int {
 	return p.plan.Replicas[min(max(i, 0), len(p.plan.Replicas)-1)]
 }
 
-// Work returns the GPU-seconds of serving work arriving in each window.
+// Work returns the GPU-seconds of serving work arriving in each window
+// (a prefilled request's prompt is not computed again).
 func Work(reqs []workload.Request, m engine.Model) []float64 {
 	if len(reqs) == 0 {
 		return nil
@@ -147,7 +148,14 @@ func Work(reqs []workload.Request, m engine.Model) []float64 {
 	for _, r := range reqs {
 		i := int(r.Arrival.Seconds() / WindowSeconds)
 		in, out := float64(max(r.InputTokens, 1)), float64(max(r.OutputTokens, 1))
-		w[i] += m.PerPrefillToken*in + m.PerAttnPair*in*in/2 + (out-1)*(perTok+m.PerKVToken*(in+out/2))
+		// A prefilled request (a decode pool's) brings its prompt's KV:
+		// the pool computes its last token only, but reads the whole
+		// context every step.
+		computed := in
+		if r.Prefilled {
+			computed = 1
+		}
+		w[i] += m.PerPrefillToken*computed + m.PerAttnPair*computed*computed/2 + (out-1)*(perTok+m.PerKVToken*(in+out/2))
 	}
 	return w
 }

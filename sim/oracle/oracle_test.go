@@ -112,3 +112,34 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		t.Errorf("work of one request: %v", w)
 	}
 }
+
+// A prefilled request (what a decode pool receives) costs its decode
+// steps, which read the whole context, but not its prompt's prefill; the
+// warm start sized on such requests is the decode pool's, not the
+// prefill's.
+func TestAPrefilledRequestCostsNoPrefill(t *testing.T) {
+	m := engine.DefaultConfig().Model
+	var prompt, prefilled []workload.Request
+	for i := range 200 {
+		r := workload.Request{Arrival: time.Duration(i) * 500 * time.Millisecond, InputTokens: 12000, OutputTokens: 300}
+		prompt = append(prompt, r)
+		r.Prefilled = true
+		prefilled = append(prefilled, r)
+	}
+	full, dec := oracle.Work(prompt, m), oracle.Work(prefilled, m)
+	decodeOnly := oracle.Work([]workload.Request{{InputTokens: 1, OutputTokens: 300}}, m)[0]
+	for i := range full {
+		if !(dec[i] < full[i]) {
+			t.Fatalf("window %d: prefilled work %.2f, want less than the prompts' %.2f", i, dec[i], full[i])
+		}
+	}
+	// Still more than the same outputs after a one-token prompt: every
+	// step reads the prompt's KV.
+	if per := dec[0] / 40; !(per > decodeOnly) {
+		t.Errorf("a prefilled request costs %.4f GPU-s, want more than a one-token prompt's %.4f", per, decodeOnly)
+	}
+	pods := func(reqs []workload.Request) int { return oracle.InitialReplicas(reqs, m, 1, 64) }
+	if p, d := pods(prompt), pods(prefilled); !(d < p) {
+		t.Errorf("warm start: %d pods for the prefilled requests, want fewer than the prompts' %d", d, p)
+	}
+}

@@ -80,6 +80,19 @@ func PrefillRequests(reqs []workload.Request) []workload.Request {
 	return out
 }
 
+// ArrivePrefilled is reqs as the decode pool receives them, before any
+// prefill replay has timed them: every prompt's KV arrives with it. Its
+// work (oracle.Work) is what sizes the decode pool's warm start; the
+// prompts as such would price the prefill the pool never does (6 warm
+// decode pods on Mooncake's hour, where 2 carry it).
+func ArrivePrefilled(reqs []workload.Request) []workload.Request {
+	out := slices.Clone(reqs)
+	for i := range out {
+		out[i].Prefilled = true
+	}
+	return out
+}
+
 // DecodeRequests is the decode pool's workload after a prefill replay
 // whose per-request TTFTs are prefillTTFT (in reqs' order): each request
 // the prefill pool served arrives at its arrival + prefill TTFT + its

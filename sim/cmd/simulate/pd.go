@@ -58,7 +58,7 @@ func cmdPD(ctx context.Context, args []string, w io.Writer, log *slog.Logger) er
 	}
 	reqs = pd.ScaleOutputs(reqs, s.f.outputScale)
 	s.pools.Prefill = s.c.withInitial(s.pools.Prefill, pd.PrefillRequests(reqs))
-	s.pools.Decode = s.c.withInitial(s.pools.Decode, reqs)
+	s.pools.Decode = s.c.withInitial(s.pools.Decode, pd.ArrivePrefilled(reqs))
 	sum := summary(reqs)
 	log.Info("trace loaded", "trace", s.c.trace, "requests", len(reqs), "hours", fmt.Sprintf("%.2f", sum.hours),
 		"meanIn", int(sum.meanIn), "meanOut", int(sum.meanOut))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/model"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -101,8 +102,12 @@ func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
 		return a
 	}
 	u, d := plan(false), plan(true)
-	if u.Offered != d.Offered {
-		t.Fatalf("the same demand offered %.3g pods to the unified plan and %.3g to the decode one", u.Offered, d.Offered)
+	// The decode pool computes one prompt token a request, not the prompt.
+	served := decodeHeavy
+	served.PromptTokens = 1
+	if want := d.Params.Work(served); math.Abs(d.WorkPerRequest-want) > 1e-12 || !(d.WorkPerRequest < u.WorkPerRequest) {
+		t.Fatalf("decode pool: %.4g GPU-s a request, want %.4g (its one computed prompt token), below the unified pool's %.4g",
+			d.WorkPerRequest, want, u.WorkPerRequest)
 	}
 	if reserve := int(math.Ceil(d.Offered * (1 + DecodeReserve))); d.Need < reserve {
 		t.Errorf("decode pool: need %d at R %.3g, want at least its reserve, %d", d.Need, d.Offered, reserve)
@@ -110,5 +115,30 @@ func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
 	if !(d.Need < u.Need) {
 		t.Errorf("decode pool: need %d (β %.2g), want below the unified pool's %d (β %.2g) on the prior, whose margin takes the answers as due within the TTFT objective",
 			d.Need, d.Beta, u.Need, u.Beta)
+	}
+}
+
+// A decode pod's TTFT − queue time is one step (or the KV transfer wait),
+// not the prefill of the prompt the server counts: paired with that
+// prompt's chunks it would drive α to its bound. A decode pool fits from
+// its inter-token gaps alone; a unified pool takes the same samples.
+func TestADecodePoolDoesNotFitItsPromptsAsPrefills(t *testing.T) {
+	fitted := func(decode bool) state.Service {
+		o := options()
+		o.Decode = decode
+		var st state.Service
+		for i := range 20 {
+			v := view(4, 2)
+			v.Service.Pods = []fleet.PodService{{Name: "d", Seconds: 15, PromptRate: 30 * 12000 / 15, OutputRate: 30 * 300 / 15,
+				Prefill: 0.012, Prefills: 30, PromptMean: 12000}}
+			_, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+		}
+		return st
+	}
+	if u := fitted(false); u.Fit.Prefill == 0 {
+		t.Fatal("a unified pool fitted none of the prefill samples: the test proves nothing")
+	}
+	if d := fitted(true); d.Fit.Prefill != 0 || d.Fit.StepSamples() != 0 {
+		t.Errorf("a decode pool fitted %d prefill samples (%d in all); want none", d.Fit.Prefill, d.Fit.StepSamples())
 	}
 }

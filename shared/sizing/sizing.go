@@ -151,10 +151,12 @@ type Assessment struct {
 	Ceiling      model.Ceiling `json:"ceiling"`
 	// Offered is the forecast's upper bound (with the backlog) in pods at
 	// the ceiling (R);
-	// Beta the learned headroom; Need = ⌈R + β√R⌉.
-	Offered float64 `json:"offered"`
-	Beta    float64 `json:"beta"`
-	Need    int     `json:"need"`
+	// Beta the learned headroom, Need = ⌈R + β√R⌉; LeastBeta the least
+	// it keeps this tick, the arrivals' margin (leastHeadroom).
+	Offered   float64 `json:"offered"`
+	Beta      float64 `json:"beta"`
+	LeastBeta float64 `json:"leastBeta"`
+	Need      int     `json:"need"`
 	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
 	// their counts at the time scale of the objective (1: Poisson, see
 	// peakedness.go): β is at least √z times the Poisson margin, so
@@ -227,6 +229,33 @@ func continueForecast(st *forecast.State) (reset bool) {
 	return reset
 }
 
+// served is the mix as the pool computes it. A decode pool's requests
+// arrive prefilled: the pool computes one prompt token of each (the one
+// that yields the first output token), though the server counts the
+// whole prompt. Their KV share (KVPerSeq) stays: every step reads it.
+func (o Options) served(m model.Mix) model.Mix {
+	if o.Decode {
+		m.PromptTokens = 1
+	}
+	return m
+}
+
+// servedPrompts are the prompt lengths the pool prefills: the tick's
+// (the recent ones when the tick has none). A decode pool prefills none
+// (served), so it has no lengths to read: its misses are its waiting. The
+// prompts the server counts, priced as prefills, told it that its long
+// prompts could not meet its 0.5 s leg, and that waiting had pushed 8 %
+// of them past it while its TTFT p95 read 20 ms.
+func (o Options) servedPrompts(next *state.Service, svc fleet.Service) model.Lengths {
+	switch {
+	case o.Decode:
+		return model.Lengths{}
+	case svc.Prompts.Count > 0:
+		return lengths(svc.Prompts)
+	}
+	return next.Prompts
+}
+
 // target is the share of requests the headroom aims waiting to push past
 // the objective: WaitShare of the miss budget.
 func (o Options) target() float64 { return WaitShare * (1 - o.Attainment) }
@@ -250,25 +279,26 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	}
 	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
 	source, _ := next.Fit.Source()
-	least := o.leastHeadroom(params, next.Mix, z, source == "fitted")
+	served := o.served(next.Mix)
+	least := o.leastHeadroom(params, served, z, source == "fitted")
 	if next.Ticks == 0 && next.Beta == 0 {
 		next.Beta = max(InitialHeadroom, least)
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: o.target(), Beta: next.Beta, Peakedness: z}
+		Target: o.target(), Beta: next.Beta, LeastBeta: least, Peakedness: z}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
 	}
 	h := o.Horizon(v.StartupSeconds)
 	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
-	a.WorkPerRequest = params.Work(next.Mix)
+	a.WorkPerRequest = params.Work(served)
 	// The waiting backlog, drained within the horizon, is demand now but
 	// not part of the arrival series the forecast learns.
 	a.Backlog = v.Waiting / math.Max(h, 30)
 	a.Demand = (a.ArrivalRate + a.Backlog) * a.WorkPerRequest
-	a.Ceiling = params.Ceiling(next.Mix, o.Limits)
+	a.Ceiling = params.Ceiling(served, o.Limits)
 	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
 	a.HoldSeconds = math.Max(h, o.HoldMin)
@@ -413,7 +443,14 @@ func Remember(next *state.Service, now time.Time, pods int) {
 }
 
 // learn fits the iteration-time model to each pod's tick and updates the
-// mix and prompt lengths.
+// mix and prompt lengths. A decode pool's TTFT − queue time is not a
+// prefill: its requests arrive with their prompt's KV, and what that time
+// holds depends on the connector (one step under NIXL; the transfer wait
+// too under a synchronous one: docs/roles.md). Paired with the whole
+// prompt's chunks, it told the fit that six steps took what one does, and
+// drove α to its bound within three minutes: the ceiling then priced a
+// request 5× what its inter-token gaps said. So a decode pool fits from
+// its inter-token gaps alone.
 func learn(next *state.Service, svc fleet.Service, o Options) {
 	for _, ps := range svc.Pods {
 		if ps.ITLCount >= 20 {
@@ -428,7 +465,7 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 			}
 			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
 		}
-		if ps.Prefills >= 3 && ps.PromptMean > 0 {
+		if ps.Prefills >= 3 && ps.PromptMean > 0 && !o.Decode {
 			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
 			if ps.Prompts.Count > 0 {
 				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
@@ -476,10 +513,7 @@ func queueingMiss(next *state.Service, svc fleet.Service, params model.Params, o
 	if svc.Queue.Count <= 0 {
 		return nil
 	}
-	prompts := next.Prompts
-	if svc.Prompts.Count > 0 {
-		prompts = lengths(svc.Prompts)
-	}
+	prompts := o.servedPrompts(next, svc)
 	le, c := bounds(svc.Queue)
 	miss := params.QueueingMiss(prompts, o.Limits.ChunkTokens, o.TTFTSLO, le, c, svc.Queue.Count)
 	return &miss
@@ -530,10 +564,7 @@ func loadMiss(next *state.Service, v fleet.View, params model.Params, o Options,
 // when the tick has no length histogram) that no idle pod prefills within
 // the objective: misses no number of pods fixes (0 without lengths).
 func infeasibleShare(next *state.Service, svc fleet.Service, params model.Params, o Options) float64 {
-	prompts := next.Prompts
-	if svc.Prompts.Count > 0 {
-		prompts = lengths(svc.Prompts)
-	}
+	prompts := o.servedPrompts(next, svc)
 	if prompts.Count > 0 {
 		if f := prompts.CDF(params.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)); finite(f) {
 			return 1 - f

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/state"
 )
 
@@ -251,5 +252,38 @@ func TestTheFloorsLastStepOntoTheNeedWaitsAFlapWindow(t *testing.T) {
 	}
 	if st.Floor.Pods != 0 {
 		t.Errorf("the floor came down onto the need and stayed: %+v", st.Floor)
+	}
+}
+
+// Waiting near the plan is load: more pods shorten it. Far above the plan
+// (WaitUnmovedFactor × its need) the waiting a breach still reads is what
+// more pods did not move, and it is learned and taken out with the rest.
+func TestWaitingFarAboveThePlanIsWhatPodsDidNotMove(t *testing.T) {
+	const planned, slo = 10, 2.0
+	breach := func(ready int) fleet.View {
+		v := view(ready, 4)
+		p95 := 3.0
+		v.TTFTP95 = &p95
+		v.Service.TTFT = signal.Histogram{Count: 200, Sum: 400, Buckets: []signal.Bucket{{UpperBound: 2, Count: 194}, {UpperBound: 5, Count: 200}}}
+		return v
+	}
+	queueing, load := 0.02, 0.03 // 2 % waited past the objective, 3 % missed beyond the infeasible
+	run := func(ready int) float64 {
+		var st state.Service
+		var miss *float64
+		for range 30 {
+			miss, _ = unmoved(&st, breach(ready), slo, planned, &queueing, &load, "")
+		}
+		return *miss
+	}
+	if !breachRead(breach(10), slo) {
+		t.Fatal("the view reads no breach: the test proves nothing")
+	}
+	if near := run(13); near < queueing {
+		t.Errorf("at 13 pods for a plan of 10 the load miss is %.3g, below the %.3g that waited: waiting near the plan is load", near, queueing)
+	}
+	far := run(int(WaitUnmovedFactor*planned) + 1)
+	if far >= queueing/2 {
+		t.Errorf("far above the plan the load miss is %.3g: want the unmoved waiting (%.3g) taken out", far, queueing)
 	}
 }

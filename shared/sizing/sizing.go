@@ -151,12 +151,10 @@ type Assessment struct {
 	Ceiling      model.Ceiling `json:"ceiling"`
 	// Offered is the forecast's upper bound (with the backlog) in pods at
 	// the ceiling (R);
-	// Beta the learned headroom, Need = ⌈R + β√R⌉; LeastBeta the least
-	// it keeps this tick, the arrivals' margin (leastHeadroom).
-	Offered   float64 `json:"offered"`
-	Beta      float64 `json:"beta"`
-	LeastBeta float64 `json:"leastBeta"`
-	Need      int     `json:"need"`
+	// Beta the learned headroom; Need = ⌈R + β√R⌉.
+	Offered float64 `json:"offered"`
+	Beta    float64 `json:"beta"`
+	Need    int     `json:"need"`
 	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
 	// their counts at the time scale of the objective (1: Poisson, see
 	// peakedness.go): β is at least √z times the Poisson margin, so
@@ -286,7 +284,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: o.target(), Beta: next.Beta, LeastBeta: least, Peakedness: z}
+		Target: o.target(), Beta: next.Beta, Peakedness: z}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next

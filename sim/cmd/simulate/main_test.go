@@ -15,6 +15,19 @@ import (
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// discardStdio sends the commands' stdout and stderr (tables, flag usage)
+// to /dev/null until the test ends.
+func discardStdio(t *testing.T) {
+	t.Helper()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = null, null
+	t.Cleanup(func() { os.Stdout, os.Stderr = stdout, stderr; null.Close() })
+}
+
 func TestCommandsRejectBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, args := range [][]string{
@@ -60,13 +73,7 @@ func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
 			t.Errorf("policies output lacks %q", want)
 		}
 	}
-	stdout, stderr := os.Stdout, os.Stderr
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { os.Stdout, os.Stderr = stdout, stderr; null.Close() }()
-	os.Stdout, os.Stderr = null, null
+	discardStdio(t)
 	// Every command's -h prints its flags and succeeds; none may panic on
 	// the setup it never built.
 	for _, cmd := range []string{"run", "sweep", "tune", "demo", "bar", "bar-diff", "decisions", "history", "profile", "pd", "trace"} {
@@ -78,16 +85,8 @@ func TestPoliciesListsTunablesAndHelpIsNotAnError(t *testing.T) {
 
 func TestRunWritesTableAndPicture(t *testing.T) {
 	png := filepath.Join(t.TempDir(), "out.png")
-	stdout := os.Stdout
-	w, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout = w
-	err = dispatch(context.Background(), []string{"run", "-quiet", "-duration", "5m", "-policies", "inferscale;static:replicas=4", "-png", png}, quietLog())
-	os.Stdout = stdout
-	w.Close()
-	if err != nil {
+	discardStdio(t)
+	if err := dispatch(context.Background(), []string{"run", "-quiet", "-duration", "5m", "-policies", "inferscale;static:replicas=4", "-png", png}, quietLog()); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {

@@ -121,10 +121,13 @@ func StaticSpec(n int) runner.Spec {
 	return runner.Spec{Name: "static", Params: map[string]string{"replicas": strconv.Itoa(n)}}
 }
 
-// replay is a runner policy's replay of a pool whose engine is cfg.
-func (p Pools) replay(cfg engine.Config, sp runner.Spec) Replay {
+// replay is a runner policy's replay of a pool whose engine is cfg; a
+// decision log it writes is named logName.
+func (p Pools) replay(cfg engine.Config, sp runner.Spec, logName string) Replay {
+	opts := p.Options
+	opts.LogName = logName
 	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
-		b, err := runner.Build(sp, cfg, p.Options)
+		b, err := runner.Build(sp, cfg, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +148,7 @@ func (p Pools) PrefillReplay(sp runner.Spec) (Replay, error) {
 	case RatioPolicy:
 		return nil, fmt.Errorf("%s follows the prefill pool: a decode policy", sp)
 	}
-	return p.replay(p.Prefill, sp), nil
+	return p.replay(p.Prefill, sp, "prefill-"+sp.String()), nil
 }
 
 // DecodeReplay is the decode pool's replay under sp after the prefill
@@ -167,7 +170,7 @@ func (p Pools) DecodeReplay(sp runner.Spec, pre *engine.Result) (Replay, error) 
 			return runner.Run(ctx, p.Decode, reqs, &runner.Built{Policy: pol, Close: func() error { return nil }})
 		}, nil
 	}
-	return p.replay(p.Decode, sp), nil
+	return p.replay(p.Decode, sp, "decode-"+sp.String()+"-after-"+pre.Policy), nil
 }
 
 // dynamoReplay replays a pool under a fresh Dynamo planner, profiled
@@ -213,12 +216,12 @@ func (p Pools) Pair(ctx context.Context, reqs []workload.Request, prefill, decod
 // StaticDecode is RunDecode with an n-pod static decode pool after the
 // prefill replay pre.
 func (p Pools) StaticDecode(ctx context.Context, reqs []workload.Request, pre *engine.Result, n int) (*Result, error) {
-	return RunDecode(ctx, reqs, pre, p.replay(p.Decode, StaticSpec(n)), p.TransferPerToken, p.SLO)
+	return RunDecode(ctx, reqs, pre, p.replay(p.Decode, StaticSpec(n), ""), p.TransferPerToken, p.SLO)
 }
 
 // StaticPrefill replays an n-pod static prefill pool.
 func (p Pools) StaticPrefill(ctx context.Context, reqs []workload.Request, n int) (*engine.Result, error) {
-	return p.replay(p.Prefill, StaticSpec(n))(ctx, PrefillRequests(reqs))
+	return p.replay(p.Prefill, StaticSpec(n), "")(ctx, PrefillRequests(reqs))
 }
 
 // OraclePair is the oracle per pool: sim/oracle for target on the prefill

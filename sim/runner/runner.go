@@ -162,6 +162,13 @@ type Options struct {
 	BinDir string
 	// CPA post-evaluate settings for inferscale.
 	CPA inferscale.CPA
+	// DecisionLogs, when set, is a directory: every inferscale replay
+	// (fast mode) writes its decision lines there, one file a replay
+	// (decisionlog.go).
+	DecisionLogs string
+	// LogName names the replay's decision log file (the policy's label
+	// when empty).
+	LogName string
 }
 
 // Built is a ready-to-run policy.
@@ -185,6 +192,9 @@ func Names() []string {
 func Build(sp Spec, cfg engine.Config, opt Options) (*Built, error) {
 	label := sp.String()
 	if sp.Name == "inferscale" {
+		if opt.DecisionLogs != "" && opt.Mode == Faithful {
+			return nil, errors.New("a decision log is written in fast mode only (in faithful mode it is evaluate's stderr)")
+		}
 		pc, env, err := InferscaleConfig(sp.Params, cfg)
 		if err != nil {
 			return nil, err
@@ -197,7 +207,11 @@ func Build(sp Spec, cfg engine.Config, opt Options) (*Built, error) {
 			}
 			return &Built{Policy: f, Close: f.Close}, nil
 		}
-		return &Built{Policy: inferscale.NewFast(label, pc, opt.CPA), Close: func() error { return nil }}, nil
+		fast := inferscale.NewFast(label, pc, opt.CPA)
+		if opt.DecisionLogs != "" {
+			return logged(fast, opt)
+		}
+		return &Built{Policy: fast, Close: func() error { return nil }}, nil
 	}
 	factory, ok := baseline.Presets()[sp.Name]
 	if !ok {

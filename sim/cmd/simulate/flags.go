@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type common struct {
 	bin                        string
 	cpaStab                    time.Duration
 	quiet                      bool
+	decisionLogs               string // run and pd only
 }
 
 // newCommon is a subcommand's flag set with the shared flags registered
@@ -69,6 +71,12 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 
 // registerTrace registers the flags that choose and transform the trace
 // (what traceSpec reads).
+// registerDecisionLogs adds -decision-logs (run and pd: one replay per
+// policy, so one file each).
+func (c *common) registerDecisionLogs(fs *flag.FlagSet) {
+	fs.StringVar(&c.decisionLogs, "decision-logs", "", "write each inferscale replay's decision log (the lines evaluate writes on stderr; fast mode) to a file in this directory, created if need be; `simulate decisions -log FILE` reads one")
+}
+
 func (c *common) registerTrace(fs *flag.FlagSet) {
 	fs.StringVar(&c.trace, "trace", "synthetic:demo", "workload: synthetic:demo, or an Azure/BurstGPT .csv, Mooncake .jsonl or ServeGen .tar.gz")
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the simulation and of generated workloads")
@@ -129,7 +137,15 @@ func (c *common) options() (runner.Options, error) {
 	}
 	cp := inferscale.DefaultCPA()
 	cp.DownscaleStabilization = c.cpaStab
-	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp}, nil
+	if c.decisionLogs != "" {
+		if m != runner.Fast {
+			return runner.Options{}, fmt.Errorf("-decision-logs needs -mode fast (in faithful mode the log is evaluate's stderr)")
+		}
+		if err := os.MkdirAll(c.decisionLogs, 0o755); err != nil {
+			return runner.Options{}, fmt.Errorf("-decision-logs: %w", err)
+		}
+	}
+	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp, DecisionLogs: c.decisionLogs}, nil
 }
 
 // parseMode reads -mode: fast or faithful.

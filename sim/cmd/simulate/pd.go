@@ -82,6 +82,7 @@ func parsePD(args []string) (*pdSetup, error) {
 	fs, c := newCommon("pd", false)
 	s := &pdSetup{c: c}
 	s.f.register(fs)
+	c.registerDecisionLogs(fs)
 	c.tpot = 0.05
 	fs.Lookup("tpot").DefValue = "0.05"
 	fs.Lookup("tpot").Usage = "inter-token objective of the decode pool (ITL attainment counts the gaps within it), seconds"

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,5 +67,86 @@ func TestPDPrintsOneRowPerPair(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestPDWritesEachPoolsDecisionLog(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	err := cmdPD(context.Background(), []string{"-quiet", "-duration", "5m", "-oracle=false", "-decision-logs", dir,
+		"-prefill-policies", "inferscale:role=prefill;static:replicas=2", "-decode-policies", "inferscale:role=decode"}, &b, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	// Two prefill replays (one of them static: no log), each followed by
+	// the decode pool's replay behind it.
+	want := []string{
+		"decode-inferscale_itlSLO=0.05s_role=decode-after-inferscale_role=prefill.log",
+		"decode-inferscale_itlSLO=0.05s_role=decode-after-static_replicas=2.log",
+		"prefill-inferscale_role=prefill.log",
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("decision logs %q, want %q", names, want)
+	}
+	for _, name := range names {
+		lines, errs, malformed, err := readDecisions(filepath.Join(dir, name))
+		if err != nil || malformed > 0 {
+			t.Fatalf("%s: %v, %d malformed: %v", name, err, malformed, errs)
+		}
+		// A 5 min replay at the 15 s tick.
+		if len(lines) < 18 || len(lines) > 20 {
+			t.Errorf("%s: %d decisions, want one a tick of 5 min", name, len(lines))
+		}
+		role := "prefill"
+		if strings.HasPrefix(name, "decode") {
+			role = "decode"
+		}
+		if got := lines[0].Role; got != role {
+			t.Errorf("%s: role %q, want %q", name, got, role)
+		}
+	}
+	var out strings.Builder
+	if err := cmdDecisions([]string{"-log", filepath.Join(dir, want[2])}, &out, quietLog()); err != nil || !strings.Contains(out.String(), "decisions:") {
+		t.Errorf("simulate decisions on the prefill log: %v\n%s", err, out.String())
+	}
+}
+
+func TestDecisionLogsNeedFastMode(t *testing.T) {
+	for _, cmd := range []string{"run", "pd"} {
+		err := dispatch(context.Background(), []string{cmd, "-quiet", "-duration", "1m", "-oracle=false", "-mode", "faithful", "-decision-logs", t.TempDir()}, quietLog())
+		if err == nil || !strings.Contains(err.Error(), "-decision-logs needs -mode fast") {
+			t.Errorf("%s -mode faithful -decision-logs: %v, want a refusal naming fast mode", cmd, err)
+		}
+	}
+	discardStdio(t)
+	// run writes one file a policy, inferscale's only.
+	dir := filepath.Join(t.TempDir(), "new")
+	if err := dispatch(context.Background(), []string{"run", "-quiet", "-duration", "2m", "-oracle=false", "-policies", "inferscale;hpa-queue;inferscale:minHeadroom=1", "-decision-logs", dir}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"inferscale.log", "inferscale_minHeadroom=1.log"} {
+		if lines, _, malformed, err := readDecisions(filepath.Join(dir, name)); err != nil || malformed > 0 || len(lines) < 7 {
+			t.Errorf("run's %s: %d decisions, %d malformed, %v", name, len(lines), malformed, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("run wrote %d decision logs, want 2 (the baseline has none)", len(entries))
+	}
+	// A path that cannot be a directory.
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := dispatch(context.Background(), []string{"run", "-quiet", "-duration", "1m", "-oracle=false", "-decision-logs", filepath.Join(file, "sub")}, quietLog())
+	if err == nil || !strings.Contains(err.Error(), "-decision-logs") {
+		t.Errorf("-decision-logs under a file: %v, want an error naming the flag", err)
 	}
 }

@@ -26,6 +26,7 @@ func cmdRun(ctx context.Context, args []string, log *slog.Logger, demo bool) err
 	withOracle := fs.Bool("oracle", true, "search the clairvoyant oracle and report GPU-hours ÷ oracle")
 	png := fs.String("png", "", "write load, replicas and TTFT over time to this PNG")
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
+	c.registerDecisionLogs(fs)
 	if demo {
 		*png = "sim-demo.png"
 		fs.Lookup("png").DefValue = *png

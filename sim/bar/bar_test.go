@@ -233,3 +233,23 @@ func TestStressCellsChangeTheEngineOrTheStartOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestACellsDecisionLogIsNamedByTheCell runs one small cell with
+// decision logs: the file is the cell's, one line a tick.
+func TestACellsDecisionLogIsNamedByTheCell(t *testing.T) {
+	w := Workload{Name: "demo5m", Trace: runner.Trace{Spec: "synthetic:demo", Duration: 5 * time.Minute}}
+	cases := []Case{{Workload: w, Seed: 1, Speed: 1, Startup: Startup{60, 0}}}
+	logs := t.TempDir()
+	r := &Runner{Settings: DefaultSettings(), Policy: runner.Spec{Name: "inferscale", Params: map[string]string{}},
+		Cache: &Cache{Dir: t.TempDir()}, Jobs: 1, Options: runner.Options{Mode: runner.Fast, DecisionLogs: logs}}
+	if _, err := r.Run(context.Background(), cases); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(logs, runner.LogFileName("demo5m/s1/gpu×1/60s")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\"inferscale\":\"decision/v1\""); n < 18 || n > 20 {
+		t.Errorf("the cell's log holds %d decisions, want one a tick of 5 min", n)
+	}
+}

@@ -59,7 +59,9 @@ func (r *PDRunner) cell(ctx context.Context, c PDCase) (PDRow, error) {
 	if f := c.Workload.OutputScale; f != 0 && f != 1 {
 		reqs = pd.ScaleOutputs(slices.Clone(reqs), f) // the loaded trace is shared
 	}
-	pools := r.Settings.Pools(c, r.Options)
+	opts := r.Options
+	opts.LogName = c.Name()
+	pools := r.Settings.Pools(c, opts)
 	pools.Prefill.InitialReplicas = oracle.InitialReplicas(pd.PrefillRequests(reqs), pools.Prefill.Model, pools.Prefill.MinReplicas, pools.Prefill.MaxReplicas)
 	pools.Decode.InitialReplicas = oracle.InitialReplicas(pd.ArrivePrefilled(reqs), pools.Decode.Model, pools.Decode.MinReplicas, pools.Decode.MaxReplicas)
 	inf := pools.Infeasible(reqs)

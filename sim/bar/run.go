@@ -124,7 +124,9 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 		pcfg.InitialReplicas = c.Workload.ColdStart
 	}
 	pcfg.Hidden = c.Workload.Hidden
-	b, err := runner.Build(r.Policy, pcfg, r.Options)
+	opts := r.Options
+	opts.LogName = c.Name()
+	b, err := runner.Build(r.Policy, pcfg, opts)
 	if err != nil {
 		return Row{}, err
 	}

@@ -122,9 +122,14 @@ func StaticSpec(n int) runner.Spec {
 }
 
 // replay is a runner policy's replay of a pool whose engine is cfg; a
-// decision log it writes is named logName.
+// decision log it writes is named logName, after Options.LogName where
+// that is set.
 func (p Pools) replay(cfg engine.Config, sp runner.Spec, logName string) Replay {
 	opts := p.Options
+	if logName != "" && opts.LogName != "" {
+		// The caller's name (a bar cell's) first: one file a cell and pool.
+		logName = opts.LogName + "-" + logName
+	}
 	opts.LogName = logName
 	return func(ctx context.Context, reqs []workload.Request) (*engine.Result, error) {
 		b, err := runner.Build(sp, cfg, opts)

@@ -137,13 +137,8 @@ func (c *common) options() (runner.Options, error) {
 	}
 	cp := inferscale.DefaultCPA()
 	cp.DownscaleStabilization = c.cpaStab
-	if c.decisionLogs != "" {
-		if m != runner.Fast {
-			return runner.Options{}, fmt.Errorf("-decision-logs needs -mode fast (in faithful mode the log is evaluate's stderr)")
-		}
-		if err := os.MkdirAll(c.decisionLogs, 0o755); err != nil {
-			return runner.Options{}, fmt.Errorf("-decision-logs: %w", err)
-		}
+	if err := checkDecisionLogs(m, c.decisionLogs); err != nil {
+		return runner.Options{}, err
 	}
 	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp, DecisionLogs: c.decisionLogs}, nil
 }
@@ -199,4 +194,19 @@ func (c *common) withInitial(cfg engine.Config, reqs []workload.Request) engine.
 		cfg.InitialReplicas = oracle.InitialReplicas(reqs, cfg.Model, cfg.MinReplicas, cfg.MaxReplicas)
 	}
 	return cfg
+}
+
+// checkDecisionLogs refuses -decision-logs outside fast mode and creates
+// its directory.
+func checkDecisionLogs(m runner.Mode, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if m != runner.Fast {
+		return fmt.Errorf("-decision-logs needs -mode fast (in faithful mode the log is evaluate's stderr)")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-decision-logs: %w", err)
+	}
+	return nil
 }

@@ -120,8 +120,13 @@ func TestPDWritesEachPoolsDecisionLog(t *testing.T) {
 }
 
 func TestDecisionLogsNeedFastMode(t *testing.T) {
-	for _, cmd := range []string{"run", "pd"} {
-		err := dispatch(context.Background(), []string{cmd, "-quiet", "-duration", "1m", "-oracle=false", "-mode", "faithful", "-decision-logs", t.TempDir()}, quietLog())
+	for _, args := range [][]string{
+		{"run", "-quiet", "-duration", "1m", "-oracle=false"},
+		{"pd", "-quiet", "-duration", "1m", "-oracle=false"},
+		{"bar", "-quick", "-shared", t.TempDir()},
+	} {
+		cmd := args[0]
+		err := dispatch(context.Background(), append(args, "-mode", "faithful", "-decision-logs", t.TempDir()), quietLog())
 		if err == nil || !strings.Contains(err.Error(), "-decision-logs needs -mode fast") {
 			t.Errorf("%s -mode faithful -decision-logs: %v, want a refusal naming fast mode", cmd, err)
 		}

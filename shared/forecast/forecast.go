@@ -68,7 +68,9 @@ type Options struct {
 	// MaxScores bounds the error history (and the state).
 	MaxScores int
 	// MinScores is how many scores the quantile needs; before that the
-	// upper bound is the forecast times WarmupFactor.
+	// upper bound is the forecast times WarmupFactor. 0: the fewest at
+	// which the split-conformal rank at the target level exists,
+	// ⌈(1−Miss)/Miss⌉ (Calibrated).
 	MinScores    int
 	WarmupFactor float64
 	// Epsilon keeps the log ratio finite at zero demand, in demand units.
@@ -84,7 +86,24 @@ type Options struct {
 // DefaultOptions for horizon h.
 func DefaultOptions(h time.Duration) Options {
 	return Options{Horizon: h, LevelTau: 45 * time.Second, TrendTau: 3 * time.Minute, Miss: 0.05, Gamma: 0.005,
-		MaxScores: 240, MinScores: 20, WarmupFactor: 2, Epsilon: 0.05, MaxGrowth: 2, Settle: 3 * time.Minute}
+		MaxScores: 240, WarmupFactor: 2, Epsilon: 0.05, MaxGrowth: 2, Settle: 3 * time.Minute}
+}
+
+// Calibrated reports whether n scores rank the upper bound: at least
+// MinScores, or, without it, the fewest for which the split-conformal rank
+// ⌈(n+1)(1−Miss)⌉ is at most n — 3 at a miss rate of 0.3, 19 at 0.05.
+// Before that the bound is the warm-up stand-in, a guess: holding it
+// longer than the level needs (a fixed 20 had) sizes the first minutes of
+// every start for twice their load.
+func (o Options) Calibrated(n int) bool {
+	least := o.MinScores
+	if least <= 0 {
+		least = 1
+		if o.Miss > 0 && o.Miss < 1 {
+			least = int(math.Ceil((1-o.Miss)/o.Miss - 1e-9))
+		}
+	}
+	return n >= least
 }
 
 // MaxPending bounds the forecasts waiting for their horizon (two hours of
@@ -120,7 +139,7 @@ func Observe(st *State, y float64, now time.Time, o Options) Forecast {
 		st.Alpha = o.Miss
 	}
 	f.Quantile = math.Min(1, math.Max(0, 1-st.Alpha))
-	if len(st.Scores) >= o.MinScores {
+	if o.Calibrated(len(st.Scores)) {
 		s := quantile(st.Scores, f.Quantile)
 		r := math.Max(0, math.Sqrt(point+o.Epsilon)+s)
 		f.Upper = r*r - o.Epsilon
@@ -219,10 +238,10 @@ func quantile(xs []float64, q float64) float64 {
 
 // Scenarios are the demands the horizon may bring: the point forecast
 // moved by each recent error at the horizon (in √ space, where a Poisson
-// count's noise is even). Before MinScores errors are known, the point
-// and WarmupFactor times it stand in.
+// count's noise is even). Before the errors rank the bound (Calibrated),
+// the point and WarmupFactor times it stand in.
 func Scenarios(st *State, f Forecast, o Options) []float64 {
-	if len(st.Scores) < o.MinScores {
+	if !o.Calibrated(len(st.Scores)) {
 		return []float64{f.Point, f.Point * o.WarmupFactor}
 	}
 	out := make([]float64, len(st.Scores))

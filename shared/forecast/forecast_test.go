@@ -160,3 +160,43 @@ func TestScenariosBeforeAndAfterWarmUp(t *testing.T) {
 		}
 	}
 }
+
+func TestTheWarmUpEndsWhenTheConformalRankExists(t *testing.T) {
+	for _, tc := range []struct {
+		miss      float64
+		minScores int
+		n         int
+		want      bool
+	}{
+		{0.3, 0, 2, false}, {0.3, 0, 3, true}, // ⌈(3+1)·0.7⌉ = 3 ≤ 3
+		{0.05, 0, 18, false}, {0.05, 0, 19, true},
+		{0.5, 0, 0, false}, {0.5, 0, 1, true},
+		{0.001, 0, 998, false}, {0.001, 0, 999, true},
+		{0.3, 20, 19, false}, {0.3, 20, 20, true}, // a set MinScores rules
+	} {
+		o := Options{Miss: tc.miss, MinScores: tc.minScores}
+		if got := o.Calibrated(tc.n); got != tc.want {
+			t.Errorf("miss %g, MinScores %d: Calibrated(%d) = %v, want %v", tc.miss, tc.minScores, tc.n, got, tc.want)
+		}
+	}
+	// At sizing's miss rate the third scored error ends the stand-in: a
+	// flat series' bound falls from twice the point onto it.
+	o := DefaultOptions(time.Minute)
+	o.Miss = 0.3
+	var st State
+	for i := 0; ; i++ {
+		f := Observe(&st, 10, t0.Add(time.Duration(i)*15*time.Second), o)
+		n := len(st.Scores)
+		switch {
+		case n < 3 && math.Abs(f.Upper-(2*f.Point+o.Epsilon)) > 1e-9:
+			t.Fatalf("tick %d, %d scores: upper %g, want the stand-in %g", i, n, f.Upper, 2*f.Point+o.Epsilon)
+		case n >= 3:
+			if f.Upper > 1.01*f.Point {
+				t.Errorf("tick %d, %d scores: upper %g on a flat series at %g, want the calibrated bound", i, n, f.Upper, f.Point)
+			}
+			return
+		case i > 100:
+			t.Fatal("no score after 100 ticks")
+		}
+	}
+}

@@ -156,6 +156,18 @@ func Observe(st *State, y float64, now time.Time, o Options) Forecast {
 	return f
 }
 
+// Beyond is how much further a rising trend carries the point forecast
+// over extra seconds past the horizon (0 for a flat or falling one): what
+// a step down must also hold if the pod it gives up is not to be asked
+// back within extra seconds.
+func (f Forecast) Beyond(extra float64, o Options) float64 {
+	if !(f.Trend > 0) || !(extra > 0) {
+		return 0
+	}
+	tau := o.TrendTau.Seconds()
+	return damped(f.Trend, f.Horizon+extra, tau) - damped(f.Trend, f.Horizon, tau)
+}
+
 // damped is how far a rising trend carries the series over h seconds
 // when the trend fades with time constant tau (Gardner and McKenzie's
 // damped trend in continuous time): trend·τ·(1 − e^(−h/τ)), which is the

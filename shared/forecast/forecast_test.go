@@ -200,3 +200,24 @@ func TestTheWarmUpEndsWhenTheConformalRankExists(t *testing.T) {
 		}
 	}
 }
+
+func TestBeyondIsTheRisingTrendPastTheHorizon(t *testing.T) {
+	o := DefaultOptions(90 * time.Second)
+	tau := o.TrendTau.Seconds()
+	for _, tc := range []struct {
+		trend, extra, want float64
+	}{
+		{0, 300, 0},
+		{-0.1, 300, 0}, // a falling load brings nothing back
+		{0.1, 0, 0},
+		{0.1, 300, 0.1 * tau * (math.Exp(-90/tau) - math.Exp(-390/tau))},
+	} {
+		f := Forecast{Trend: tc.trend, Horizon: 90}
+		if got := f.Beyond(tc.extra, o); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("trend %g over %gs past the horizon: %g, want %g", tc.trend, tc.extra, got, tc.want)
+		}
+		if got := f.Beyond(tc.extra, o); got > math.Max(tc.trend, 0)*tc.extra+1e-12 {
+			t.Errorf("trend %g: %g past the straight line's %g", tc.trend, got, tc.trend*tc.extra)
+		}
+	}
+}

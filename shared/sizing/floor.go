@@ -17,7 +17,7 @@ const FloorStepSeconds = 60.0
 // rose; its need a minute after the floor came down onto it rose by a pod
 // as the load did, and on Mooncake at 5-6 pods that reversal was the
 // flap of three cells.
-const FloorLastStepSeconds = 300.0
+const FloorLastStepSeconds = FlapWindowSeconds
 
 // RaiseFloor records a reactive scale-up to pods asked for while the
 // fleet was at the plan: the plan was short, so the hold keeps it

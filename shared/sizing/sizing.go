@@ -74,6 +74,10 @@ const (
 	// KVCeiling and MaxUtilisation bound one pod's planned KV use and work.
 	KVCeiling      = 0.95
 	MaxUtilisation = 0.95
+	// FlapWindowSeconds is the flap window: a reversal within it is a flap
+	// (docs/performance.md). A step down holds what the rising trend
+	// brings within it, and the floor's last step waits it out.
+	FlapWindowSeconds = 300.0
 	// DownTolerance is the extra demand a removal must still fit (HPA's
 	// tolerance band): a fleet at the edge of a pod does not go down and
 	// up again with the noise.
@@ -328,7 +332,11 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
 	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
 	a.Need = o.staff(a.Offered, a.Beta)
-	a.NeedDown = o.staff(a.Offered*(1+DownTolerance), a.Beta)
+	// A step down holds the need the rising trend brings within the flap
+	// window too: a pod given up as the load ramps is asked back minutes
+	// later (the demo's ramp, from one step to the next).
+	rise := a.Forecast.Beyond(FlapWindowSeconds, fo) * a.WorkPerRequest / ceiling
+	a.NeedDown = o.staff((a.Offered+rise)*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}

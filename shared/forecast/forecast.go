@@ -91,7 +91,8 @@ func DefaultOptions(h time.Duration) Options {
 
 // Calibrated reports whether n scores rank the upper bound: at least
 // MinScores, or, without it, the fewest for which the split-conformal rank
-// ⌈(n+1)(1−Miss)⌉ is at most n — 3 at a miss rate of 0.3, 19 at 0.05.
+// ⌈(n+1)(1−Miss)⌉ is at most n — 3 at a miss rate of 0.3, 19 at 0.05 —
+// and never more than the MaxScores the history keeps.
 // Before that the bound is the warm-up stand-in, a guess: holding it
 // longer than the level needs (a fixed 20 had) sizes the first minutes of
 // every start for twice their load.
@@ -102,6 +103,10 @@ func (o Options) Calibrated(n int) bool {
 		if o.Miss > 0 && o.Miss < 1 {
 			least = int(math.Ceil((1-o.Miss)/o.Miss - 1e-9))
 		}
+	}
+	if o.MaxScores > 0 {
+		// A level finer than the history holds ranks at its largest error.
+		least = min(least, o.MaxScores)
 	}
 	return n >= least
 }

@@ -172,11 +172,24 @@ func TestTheWarmUpEndsWhenTheConformalRankExists(t *testing.T) {
 		{0.05, 0, 18, false}, {0.05, 0, 19, true},
 		{0.5, 0, 0, false}, {0.5, 0, 1, true},
 		{0.001, 0, 998, false}, {0.001, 0, 999, true},
+		{0.001, 0, 240, false}, // MaxScores unset: no cap
 		{0.3, 20, 19, false}, {0.3, 20, 20, true}, // a set MinScores rules
 	} {
 		o := Options{Miss: tc.miss, MinScores: tc.minScores}
 		if got := o.Calibrated(tc.n); got != tc.want {
 			t.Errorf("miss %g, MinScores %d: Calibrated(%d) = %v, want %v", tc.miss, tc.minScores, tc.n, got, tc.want)
+		}
+	}
+	// forecastMiss's least, 0.001, asks for 999 errors; the history keeps
+	// 240, so the bound is calibrated once it is full, not never.
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{{239, false}, {240, true}} {
+		o := DefaultOptions(time.Minute)
+		o.Miss = 0.001
+		if got := o.Calibrated(tc.n); got != tc.want {
+			t.Errorf("miss 0.001, MaxScores %d: Calibrated(%d) = %v, want %v", o.MaxScores, tc.n, got, tc.want)
 		}
 	}
 	// At sizing's miss rate the third scored error ends the stand-in: a

@@ -172,7 +172,7 @@ func TestTheWarmUpEndsWhenTheConformalRankExists(t *testing.T) {
 		{0.05, 0, 18, false}, {0.05, 0, 19, true},
 		{0.5, 0, 0, false}, {0.5, 0, 1, true},
 		{0.001, 0, 998, false}, {0.001, 0, 999, true},
-		{0.001, 0, 240, false}, // MaxScores unset: no cap
+		{0.001, 0, 240, false},                    // MaxScores unset: no cap
 		{0.3, 20, 19, false}, {0.3, 20, 20, true}, // a set MinScores rules
 	} {
 		o := Options{Miss: tc.miss, MinScores: tc.minScores}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/inferscale/inferscale/shared/clock"
 	"github.com/inferscale/inferscale/shared/cpa"
+	"github.com/inferscale/inferscale/shared/decisionlog"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/scaler"
@@ -38,6 +40,9 @@ type FaithfulOptions struct {
 	Timeout time.Duration
 	// Model names the served model in the metrics text.
 	Model string
+	// DecisionLog, when set, gets the decision lines evaluate writes on
+	// stderr, one a tick (a `kubectl logs` of the CPA pod, as it were).
+	DecisionLog io.Writer
 }
 
 // Faithful runs bin/metric once per pod and bin/evaluate once per tick,
@@ -251,7 +256,7 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("encoding metric input: %w", err)
 		}
-		out, err := f.exec(f.metric, in, env)
+		out, _, err := f.exec(f.metric, in, env)
 		if err != nil {
 			return 0, fmt.Errorf("metric for pod %s: %w", pv.Name, err)
 		}
@@ -275,9 +280,12 @@ func (f *Faithful) Recommend(obs scaler.Observation) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("encoding evaluate input: %w", err)
 	}
-	out, err := f.exec(f.evaluate, in, env)
+	out, stderr, err := f.exec(f.evaluate, in, env)
 	if err != nil {
 		return 0, fmt.Errorf("evaluate: %w", err)
+	}
+	if err := f.logDecisions(stderr); err != nil {
+		return 0, err
 	}
 	target, err := ParseEvaluation(out)
 	if err != nil {
@@ -332,9 +340,28 @@ func (f *Faithful) env(now string) []string {
 	return env
 }
 
+// logDecisions copies the decision lines of evaluate's stderr to the
+// decision log (none without one).
+func (f *Faithful) logDecisions(stderr []byte) error {
+	if f.opt.DecisionLog == nil {
+		return nil
+	}
+	lines, errs, _ := decisionlog.Scan(bytes.NewReader(stderr))
+	if len(errs) > 0 {
+		return fmt.Errorf("evaluate's decision line: %w", errs[0])
+	}
+	for _, l := range lines {
+		if err := decisionlog.Write(f.opt.DecisionLog, l); err != nil {
+			return fmt.Errorf("decision log: %w", err)
+		}
+	}
+	return nil
+}
+
 // exec runs one stage like CPA's shell method: direct exec, stdin piped,
-// stdout captured, killed at the timeout, non-zero exit an error.
-func (f *Faithful) exec(bin string, stdin []byte, env []string) ([]byte, error) {
+// stdout captured (stderr too, for the decision log), killed at the
+// timeout, non-zero exit an error.
+func (f *Faithful) exec(bin string, stdin []byte, env []string) ([]byte, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.opt.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
@@ -346,12 +373,12 @@ func (f *Faithful) exec(bin string, stdin []byte, env []string) ([]byte, error) 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s timed out after %s", filepath.Base(bin), f.opt.Timeout)
+		return nil, nil, fmt.Errorf("%s timed out after %s", filepath.Base(bin), f.opt.Timeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s failed: %w; stderr: %s", filepath.Base(bin), err, strings.TrimSpace(lastLines(stderr.String(), 5)))
+		return nil, nil, fmt.Errorf("%s failed: %w; stderr: %s", filepath.Base(bin), err, strings.TrimSpace(lastLines(stderr.String(), 5)))
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), stderr.Bytes(), nil
 }
 
 func lastLines(s string, n int) string {

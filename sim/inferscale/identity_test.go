@@ -1,7 +1,12 @@
 package inferscale_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,14 +39,20 @@ func TestFastAndFaithfulModesDecideIdentically(t *testing.T) {
 	cfg := engine.DefaultConfig()
 	cfg.MaxReplicas = 16
 	reqs := scenario()
+	logs := map[runner.Mode]string{runner.Fast: t.TempDir(), runner.Faithful: t.TempDir()}
 	run := func(mode runner.Mode) *engine.Result {
-		b, err := runner.Build(runner.Spec{Name: "inferscale"}, cfg, runner.Options{Mode: mode, BinDir: bin, CPA: inferscale.DefaultCPA()})
+		b, err := runner.Build(runner.Spec{Name: "inferscale"}, cfg, runner.Options{Mode: mode, BinDir: bin, CPA: inferscale.DefaultCPA(),
+			DecisionLogs: logs[mode]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer b.Close()
-		if f, ok := b.Policy.(*inferscale.Fast); ok {
-			f.RoundTripState(true)
+		defer func() {
+			if err := b.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+		if l, ok := b.Policy.(*inferscale.Logged); ok {
+			l.Fast.RoundTripState(true)
 		}
 		res, err := runner.Run(context.Background(), cfg, reqs, b)
 		if err != nil {
@@ -78,4 +89,28 @@ func TestFastAndFaithfulModesDecideIdentically(t *testing.T) {
 		t.Errorf("same decisions but different outcomes: GPU %.1f/%.1f s, TTFT met %d/%d", fast.GPUSeconds, faithful.GPUSeconds, fast.TTFTMet, faithful.TTFTMet)
 	}
 	t.Logf("%d identical decisions, %d replica changes, %d scale events", len(fast.Decisions), changes, len(fast.ScaleEvents))
+	// The decision logs: fast mode writes the line evaluate would; faithful
+	// mode copies the one evaluate wrote on stderr. They are the same.
+	read := func(mode runner.Mode) []byte {
+		b, err := os.ReadFile(filepath.Join(logs[mode], runner.LogFileName("inferscale")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	fastLog, faithfulLog := read(runner.Fast), read(runner.Faithful)
+	// The same lines but for the build evaluate stamps on its own.
+	faithfulLog = regexp.MustCompile(`,"build":"[^"]*"}`).ReplaceAll(faithfulLog, []byte("}"))
+	if n := bytes.Count(fastLog, []byte("\n")); n != len(fast.Decisions) {
+		t.Errorf("fast mode logged %d decisions of %d", n, len(fast.Decisions))
+	}
+	if !bytes.Equal(fastLog, faithfulLog) {
+		fl, gl := strings.Split(string(fastLog), "\n"), strings.Split(string(faithfulLog), "\n")
+		for i := range min(len(fl), len(gl)) {
+			if fl[i] != gl[i] {
+				t.Fatalf("decision log line %d differs:\nfast     %s\nfaithful %s", i+1, fl[i], gl[i])
+			}
+		}
+		t.Fatalf("decision logs differ in length: fast %d lines, faithful %d", len(fl), len(gl))
+	}
 }

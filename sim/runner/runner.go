@@ -163,8 +163,8 @@ type Options struct {
 	// CPA post-evaluate settings for inferscale.
 	CPA inferscale.CPA
 	// DecisionLogs, when set, is a directory: every inferscale replay
-	// (fast mode) writes its decision lines there, one file a replay
-	// (decisionlog.go).
+	// writes its decision lines there, one file a replay (decisionlog.go;
+	// in faithful mode the lines evaluate wrote on stderr).
 	DecisionLogs string
 	// LogName names the replay's decision log file (the policy's label
 	// when empty).
@@ -192,20 +192,12 @@ func Names() []string {
 func Build(sp Spec, cfg engine.Config, opt Options) (*Built, error) {
 	label := sp.String()
 	if sp.Name == "inferscale" {
-		if opt.DecisionLogs != "" && opt.Mode == Faithful {
-			return nil, errors.New("a decision log is written in fast mode only (in faithful mode it is evaluate's stderr)")
-		}
 		pc, env, err := InferscaleConfig(sp.Params, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if opt.Mode == Faithful {
-			f, err := inferscale.NewFaithful(inferscale.FaithfulOptions{Name: label, BinDir: opt.BinDir, Env: env, CPA: opt.CPA,
-				Base: cfg.Base})
-			if err != nil {
-				return nil, err
-			}
-			return &Built{Policy: f, Close: f.Close}, nil
+			return faithful(label, env, cfg, opt)
 		}
 		fast := inferscale.NewFast(label, pc, opt.CPA)
 		if opt.DecisionLogs != "" {

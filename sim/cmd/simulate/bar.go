@@ -33,7 +33,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
 	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
 	jsonOut := fs.String("json", "", "also write the cells' results to this file as JSON (simulate bar-diff compares two)")
-	logs := fs.String("decision-logs", "", "write each cell's inferscale decision log (fast mode) to a file named by the cell in this directory, created if need be (with -only, the cells asked about)")
+	logs := fs.String("decision-logs", "", "write each cell's inferscale decision log to a file named by the cell in this directory, created if need be (with -only, the cells asked about)")
 	var pf barPDFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +70,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 		return fmt.Errorf("-shared: %w", err)
 	}
 	opts := runner.Options{Mode: m, BinDir: *bin, CPA: inferscale.DefaultCPA(), DecisionLogs: *logs}
-	if err := checkDecisionLogs(m, *logs); err != nil {
+	if err := checkDecisionLogs(*logs); err != nil {
 		return err
 	}
 	if pf.on {

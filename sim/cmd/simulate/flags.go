@@ -74,7 +74,7 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 // registerDecisionLogs adds -decision-logs (run and pd: one replay per
 // policy, so one file each).
 func (c *common) registerDecisionLogs(fs *flag.FlagSet) {
-	fs.StringVar(&c.decisionLogs, "decision-logs", "", "write each inferscale replay's decision log (the lines evaluate writes on stderr; fast mode) to a file in this directory, created if need be; `simulate decisions -log FILE` reads one")
+	fs.StringVar(&c.decisionLogs, "decision-logs", "", "write each inferscale replay's decision log (the lines evaluate writes on stderr) to a file in this directory, created if need be; `simulate decisions -log FILE` reads one")
 }
 
 func (c *common) registerTrace(fs *flag.FlagSet) {
@@ -137,7 +137,7 @@ func (c *common) options() (runner.Options, error) {
 	}
 	cp := inferscale.DefaultCPA()
 	cp.DownscaleStabilization = c.cpaStab
-	if err := checkDecisionLogs(m, c.decisionLogs); err != nil {
+	if err := checkDecisionLogs(c.decisionLogs); err != nil {
 		return runner.Options{}, err
 	}
 	return runner.Options{Mode: m, BinDir: c.bin, CPA: cp, DecisionLogs: c.decisionLogs}, nil
@@ -196,14 +196,10 @@ func (c *common) withInitial(cfg engine.Config, reqs []workload.Request) engine.
 	return cfg
 }
 
-// checkDecisionLogs refuses -decision-logs outside fast mode and creates
-// its directory.
-func checkDecisionLogs(m runner.Mode, dir string) error {
+// checkDecisionLogs creates -decision-logs' directory.
+func checkDecisionLogs(dir string) error {
 	if dir == "" {
 		return nil
-	}
-	if m != runner.Fast {
-		return fmt.Errorf("-decision-logs needs -mode fast (in faithful mode the log is evaluate's stderr)")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("-decision-logs: %w", err)

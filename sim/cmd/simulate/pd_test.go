@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferscale/inferscale/internal/testenv"
 )
 
 func TestPDRejectsBadFlags(t *testing.T) {
@@ -119,18 +121,7 @@ func TestPDWritesEachPoolsDecisionLog(t *testing.T) {
 	}
 }
 
-func TestDecisionLogsNeedFastMode(t *testing.T) {
-	for _, args := range [][]string{
-		{"run", "-quiet", "-duration", "1m", "-oracle=false"},
-		{"pd", "-quiet", "-duration", "1m", "-oracle=false"},
-		{"bar", "-quick", "-shared", t.TempDir()},
-	} {
-		cmd := args[0]
-		err := dispatch(context.Background(), append(args, "-mode", "faithful", "-decision-logs", t.TempDir()), quietLog())
-		if err == nil || !strings.Contains(err.Error(), "-decision-logs needs -mode fast") {
-			t.Errorf("%s -mode faithful -decision-logs: %v, want a refusal naming fast mode", cmd, err)
-		}
-	}
+func TestRunWritesADecisionLogPerInferscalePolicy(t *testing.T) {
 	discardStdio(t)
 	// run writes one file a policy, inferscale's only.
 	dir := filepath.Join(t.TempDir(), "new")
@@ -153,5 +144,27 @@ func TestDecisionLogsNeedFastMode(t *testing.T) {
 	err := dispatch(context.Background(), []string{"run", "-quiet", "-duration", "1m", "-oracle=false", "-decision-logs", filepath.Join(file, "sub")}, quietLog())
 	if err == nil || !strings.Contains(err.Error(), "-decision-logs") {
 		t.Errorf("-decision-logs under a file: %v, want an error naming the flag", err)
+	}
+}
+
+// TestFaithfulModeLogsWhatEvaluateWrote: in faithful mode the decision log
+// is the lines bin/evaluate wrote on stderr, one a tick.
+func TestFaithfulModeLogsWhatEvaluateWrote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the metric and evaluate binaries")
+	}
+	bin := testenv.BuildBinaries(t)
+	discardStdio(t)
+	dir := t.TempDir()
+	if err := dispatch(context.Background(), []string{"run", "-quiet", "-duration", "2m", "-oracle=false", "-mode", "faithful", "-bin", bin,
+		"-policies", "inferscale", "-decision-logs", dir}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	lines, _, malformed, err := readDecisions(filepath.Join(dir, "inferscale.log"))
+	if err != nil || malformed > 0 || len(lines) < 7 || len(lines) > 9 {
+		t.Fatalf("faithful decision log: %d decisions (want one a tick of 2 min), %d malformed, %v", len(lines), malformed, err)
+	}
+	if lines[0].Build == "" {
+		t.Errorf("the first line carries no build: not the one evaluate wrote? %+v", lines[0])
 	}
 }

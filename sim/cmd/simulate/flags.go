@@ -33,7 +33,7 @@ type common struct {
 	bin                        string
 	cpaStab                    time.Duration
 	quiet                      bool
-	decisionLogs               string // run and pd only
+	decisionLogs               string // run, demo and pd only
 }
 
 // newCommon is a subcommand's flag set with the shared flags registered
@@ -69,14 +69,14 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 }
 
-// registerTrace registers the flags that choose and transform the trace
-// (what traceSpec reads).
-// registerDecisionLogs adds -decision-logs (run and pd: one replay per
-// policy, so one file each).
+// registerDecisionLogs adds -decision-logs (run, demo and pd: one replay
+// per policy, so one file each).
 func (c *common) registerDecisionLogs(fs *flag.FlagSet) {
 	fs.StringVar(&c.decisionLogs, "decision-logs", "", "write each inferscale replay's decision log (the lines evaluate writes on stderr) to a file in this directory, created if need be; `simulate decisions -log FILE` reads one")
 }
 
+// registerTrace registers the flags that choose and transform the trace
+// (what traceSpec reads).
 func (c *common) registerTrace(fs *flag.FlagSet) {
 	fs.StringVar(&c.trace, "trace", "synthetic:demo", "workload: synthetic:demo, or an Azure/BurstGPT .csv, Mooncake .jsonl or ServeGen .tar.gz")
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the simulation and of generated workloads")

@@ -84,12 +84,13 @@ func Key(c Case, cfg engine.Config, s Settings) string {
 }
 
 // PDKey is Key for a P/D cell: its trace, output scale, both pools'
-// engine configurations and the settings.
+// engine configurations, the settings and how far its oracle is searched
+// below the ceiling (PDOracleSteps).
 func PDKey(c PDCase, pools pd.Pools, s PDSettings) string {
 	pools.Prefill.Progress, pools.Decode.Progress = nil, nil
 	t := c.Trace()
-	return hashKey(fmt.Sprintf("pd|%s|%+v|%g|%+v|%+v|%g|%g|%+v", traceFile(t), t, c.Workload.OutputScale,
-		pools.Prefill, pools.Decode, pools.TransferPerToken, pools.SLO, s))
+	return hashKey(fmt.Sprintf("pd|%s|%+v|%g|%+v|%+v|%g|%g|%+v|steps %d", traceFile(t), t, c.Workload.OutputScale,
+		pools.Prefill, pools.Decode, pools.TransferPerToken, pools.SLO, s, PDOracleSteps))
 }
 
 // traceFile names a trace file by its path, size and modification time

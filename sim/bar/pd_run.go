@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 
 	"github.com/inferscale/inferscale/sim/engine"
@@ -111,10 +112,20 @@ func flapsPerHour(res *engine.Result) float64 {
 	return 0
 }
 
+// PDOracleSteps is how many times the P/D oracle is searched again, 0.1%
+// lower each time, when it misses the ceiling the largest static pair
+// sets. That pair's decode pool serves the requests as 64 prefill pods
+// hand them over; the oracle's cheaper prefill pool hands them over at
+// other times, and the decode pool's ITL at the cap can then fall a hair
+// below the pair's (the demo ×4 at half speed: 0.93310 at 64+64 pods, and
+// no oracle at 0.933).
+const PDOracleSteps = 5
+
 // oracle is the cell's oracle per pool for Target; where that fails and
 // the largest static pair (MaxReplicas in each pool) falls short of
 // Target, for the lower of its two attainments (rounded down to 0.1%), as
-// the unified cells' oracle does; none where that fails too (cached).
+// the unified cells' oracle does, and then up to PDOracleSteps times 0.1%
+// lower while it still fails; none where that fails too (cached).
 func (r *PDRunner) oracle(ctx context.Context, s *pdStatics) (PDOracleResult, error) {
 	if s.entry.PDOracle != nil {
 		return *s.entry.PDOracle, nil
@@ -127,11 +138,13 @@ func (r *PDRunner) oracle(ctx context.Context, s *pdStatics) (PDOracleResult, er
 			return PDOracleResult{}, terr
 		}
 		if ceiling := round3(min(top.UserAttainment, top.ITLAttainment)); ceiling < target {
-			if r.Log != nil {
-				r.Log.Info("P/D oracle searched again below the target", "target", target, "ceiling", ceiling, "err", err)
-			}
-			target = ceiling
-			res, _, _, err = s.pools.OraclePair(ctx, s.reqs, target)
+			target, res, err = searchDown(ctx, ceiling, PDOracleSteps, func(t float64) (*pd.Result, error) {
+				if r.Log != nil {
+					r.Log.Info("P/D oracle searched again below the target", "target", r.Settings.Target, "at", t, "ceiling", ceiling)
+				}
+				res, _, _, err := s.pools.OraclePair(ctx, s.reqs, t)
+				return res, err
+			})
 		}
 	}
 	out := PDOracleResult{Target: target}
@@ -246,4 +259,16 @@ func smallest(lo, hi int, ok func(int) (bool, error)) (int, error) {
 		}
 	}
 	return hi, nil
+}
+
+// searchDown is search at target and, while that fails (not for a
+// cancelled or expired ctx), at most steps more times each 0.1% lower
+// (rounded to it); it returns the target last searched and its outcome.
+func searchDown[T any](ctx context.Context, target float64, steps int, search func(float64) (T, error)) (float64, T, error) {
+	res, err := search(target)
+	for i := 0; i < steps && err != nil && ctx.Err() == nil && target > 0.001; i++ {
+		target = math.Round(target*1000-1) / 1000
+		res, err = search(target)
+	}
+	return target, res, err
 }

@@ -2,7 +2,9 @@ package bar
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +189,43 @@ func TestPDRowsRoundTripAndDiff(t *testing.T) {
 	if err := WritePDMarkdown(&buf, []PDRow{a}); err != nil || !strings.HasPrefix(buf.String(), "| P/D case |") ||
 		!strings.Contains(buf.String(), "a + a: 11.00 (99.60%/99.90%) *") || !strings.Contains(buf.String(), "all criteria 1/1") {
 		t.Errorf("markdown %q, %v", buf.String(), err)
+	}
+}
+
+func TestThePDOracleIsSearchedLowerUntilFound(t *testing.T) {
+	ctx := context.Background()
+	reach := func(best float64, tried *[]float64) func(float64) (float64, error) {
+		return func(t float64) (float64, error) {
+			*tried = append(*tried, t)
+			if t > best+1e-12 {
+				return 0, errors.New("no plan reaches it")
+			}
+			return t, nil
+		}
+	}
+	for _, c := range []struct {
+		name        string
+		start, best float64
+		want        []float64
+		found       bool
+	}{
+		{"found at once", 0.933, 0.95, []float64{0.933}, true},
+		{"found two steps lower", 0.933, 0.9312, []float64{0.933, 0.932, 0.931}, true},
+		{"not within the steps", 0.933, 0.9, []float64{0.933, 0.932, 0.931, 0.93, 0.929, 0.928}, false},
+	} {
+		var tried []float64
+		got, res, err := searchDown(ctx, c.start, PDOracleSteps, reach(c.best, &tried))
+		if !slices.Equal(tried, c.want) {
+			t.Errorf("%s: searched at %v, want %v", c.name, tried, c.want)
+		}
+		if (err == nil) != c.found || got != c.want[len(c.want)-1] || (c.found && res != got) {
+			t.Errorf("%s: got target %g, result %g, err %v; want found %v at %g", c.name, got, res, err, c.found, c.want[len(c.want)-1])
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var tried []float64
+	if _, _, err := searchDown(cancelled, 0.933, PDOracleSteps, reach(0.9, &tried)); err == nil || len(tried) != 1 {
+		t.Errorf("a cancelled search went on: searched at %v, err %v", tried, err)
 	}
 }

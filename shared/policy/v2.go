@@ -46,15 +46,37 @@ func (v2) recommend(d *Decision, in Input, c Config, maxProp int, _ *projection)
 
 // stabilise: the plan's hold replaces the down-window and the
 // down-cooldown (a scale-down already goes no lower than the largest need
-// of the hold), and a scale-up the plan asks for is not held by the
-// up-cooldown (the plan counts the pods already starting, so it cannot
-// cascade). A scale-up from reactive signals alone keeps the cooldown.
+// of the hold), but no scale-down comes within the flap window of a
+// scale-up (holdAfterUp); and a scale-up the plan asks for is not held by
+// the up-cooldown (the plan counts the pods already starting, so it
+// cannot cascade). A scale-up from reactive signals alone keeps the
+// cooldown.
 func (v2) stabilise(d *Decision, st *state.State, c Config, rec int, now time.Time) int {
-	if rec <= d.Current || d.rule(RuleSizing).Over {
+	lastUp, _ := st.ScaleTimes(d.Current)
+	switch {
+	case rec < d.Current:
+		return holdAfterUp(d, rec, lastUp, now)
+	case rec == d.Current || d.rule(RuleSizing).Over:
 		return rec
 	}
-	lastUp, _ := st.ScaleTimes(d.Current)
 	return stabiliseUp(d, st, c, d.Current, rec, lastUp, now)
+}
+
+// holdAfterUp keeps the replicas for sizing.FlapWindowSeconds after a
+// scale-up. The hold remembers the plan's needs, not a reactive step
+// beyond them: a queue that asked for 5 pods over the plan while pods
+// were starting gave one back 105 s later (the demo ×4 at GPU speed 2,
+// with an 8-minute hold), a reversal within the window that counts as a
+// flap, for a pod that had barely become ready.
+func holdAfterUp(d *Decision, rec int, lastUp *time.Time, now time.Time) int {
+	if lastUp == nil {
+		return rec
+	}
+	if age := now.Sub(*lastUp).Seconds(); age >= 0 && age <= sizing.FlapWindowSeconds {
+		d.because("no scale-down to %d: the last scale-up was %.0fs ago, within the %.0fs a reversal counts as a flap", rec, age, sizing.FlapWindowSeconds)
+		return d.Current
+	}
+	return rec
 }
 
 // settle remembers the need the hold keeps, gives the predictive floor

@@ -67,6 +67,32 @@ func TestPlanNeverScalesDownColdMissingOrStarting(t *testing.T) {
 	}
 }
 
+// The hold remembers the plan's needs, not a reactive step beyond them:
+// a pod a scale-up asked for is not given back within the flap window,
+// and is once the window has passed.
+func TestNoScaleDownWithinTheFlapWindowOfAScaleUp(t *testing.T) {
+	cfg := knobs.Defaults()
+	cfg.MaxReplicas = 20
+	idle := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), TTFTP95: p(0.1), LatencyRequests: 100}
+	now := t0.Add(45 * 15 * time.Second)
+	for _, c := range []struct {
+		ago  time.Duration
+		down bool
+	}{{100 * time.Second, false}, {300 * time.Second, false}, {315 * time.Second, true}, {time.Hour, true}} {
+		st := state.New()
+		steady(t, st, cfg, idle, 10, 45)
+		up := now.Add(-c.ago)
+		st.LastScaleUp = &up
+		d := policy.Decide(idle, st, cfg, 10, now)
+		if down := d.Target < 10; down != c.down {
+			t.Errorf("scale-up %s ago: target %d of 10, want a scale-down %v; reasons %q", c.ago, d.Target, c.down, d.Reasons)
+		}
+		if !c.down && !hasReason(d, "within the 300s a reversal counts as a flap") {
+			t.Errorf("scale-up %s ago: the hold must say why; reasons %q", c.ago, d.Reasons)
+		}
+	}
+}
+
 // A fleet at low traffic finishes too few requests a tick for a TTFT
 // reading; on the unconfirmed prior it still comes down when the smaller
 // fleet holds what is in flight one request a pod with nothing waiting (the

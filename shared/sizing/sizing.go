@@ -335,7 +335,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// A step down holds the need the rising trend brings within the flap
 	// window too: a pod given up as the load ramps is asked back minutes
 	// later (the demo's ramp, from one step to the next).
-	rise := a.Forecast.Beyond(FlapWindowSeconds, fo) * a.WorkPerRequest / ceiling
+	rise := a.Forecast.Beyond(FlapWindowSeconds) * a.WorkPerRequest / ceiling
 	a.NeedDown = o.staff((a.Offered+rise)*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)

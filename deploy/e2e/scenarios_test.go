@@ -24,7 +24,7 @@ const (
 	idleDemand = 0.1
 	// busyDemand (8 req/s) fills two emulated pods; the plan keeps headroom above that (checkBusy).
 	busyDemand = 2.0
-	// hold is the scenarios' scaleDownHold (shipped: 10 min): a v2 scale-down goes no lower than the largest need
+	// hold is the scenarios' scaleDownHold (shipped: 8 min): a v2 scale-down goes no lower than the largest need
 	// of the last hold, and only once the plan has seen one hold of demand.
 	hold = 20 * time.Second
 	// maxReplicas is the base CustomPodAutoscaler's.
@@ -38,7 +38,7 @@ func tuning(extra map[string]string) map[string]string {
 	m := map[string]string{
 		"interval":     fmt.Sprint(tick.Milliseconds()), // CPA's interval (shipped 15 s)
 		"tickInterval": tick.String(),                   // evaluate's copy of it: the plan's horizon and warm-up count these ticks
-		// scaleDownHold (shipped 10m): see hold.
+		// scaleDownHold (shipped 8m): see hold.
 		"scaleDownHold": hold.String(),
 		// defaultStartup (shipped 90s): the startup the horizon assumes until one is seen; kwok pods are Ready at once.
 		"defaultStartup": "2s",

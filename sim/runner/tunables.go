@@ -19,7 +19,7 @@ func inferscaleTunables() []tune.Param {
 		// for more of the burst tail.
 		{Name: "forecastMiss", Min: 0.05, Max: 0.5, Default: 0.3},
 		// How long a scale-down waits below the recent needs.
-		{Name: "scaleDownHold", Min: 0, Max: 1800, Default: 600, Integer: true},
+		{Name: "scaleDownHold", Min: 0, Max: 1800, Default: 480, Integer: true},
 		// The least square-root-staffing headroom besides the learned one.
 		{Name: "minHeadroom", Min: 0, Max: 3, Default: 0},
 		// Waiting requests per ready pod that scale up at once.

@@ -137,7 +137,7 @@ func TestPolicyExamplesLoad(t *testing.T) {
 		if name == "seed000.yaml" && (cfg.QueueTarget != 5 || cfg.MinReplicas != 2 || cfg.P99Baseline != 500*time.Millisecond || cfg.ServiceModel) {
 			t.Errorf("%s not applied: %+v", name, cfg)
 		}
-		if name == "vllm-h100-slo2s.yaml" && (cfg.Profile == nil || cfg.Profile.Beta != 1.54089e-05 || cfg.ScaleDownHold != 10*time.Minute || len(cfg.ScheduleFloors) != 1) {
+		if name == "vllm-h100-slo2s.yaml" && (cfg.Profile == nil || cfg.Profile.Beta != 1.54089e-05 || cfg.Options.DefaultStartup != time.Minute || len(cfg.ScheduleFloors) != 1) {
 			t.Errorf("%s not applied: %+v", name, cfg)
 		}
 	}

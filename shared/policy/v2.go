@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/sizing"
@@ -55,28 +56,41 @@ func (v2) stabilise(d *Decision, st *state.State, c Config, rec int, now time.Ti
 	lastUp, _ := st.ScaleTimes(d.Current)
 	switch {
 	case rec < d.Current:
-		return holdAfterUp(d, rec, lastUp, now)
+		return holdAfterUp(d, rec, lastUp, now, flapWindow(d.Plan))
 	case rec == d.Current || d.rule(RuleSizing).Over:
 		return rec
 	}
 	return stabiliseUp(d, st, c, d.Current, rec, lastUp, now)
 }
 
-// holdAfterUp keeps the replicas for sizing.FlapWindowSeconds after a
-// scale-up. The hold remembers the plan's needs, not a reactive step
-// beyond them: a queue that asked for 5 pods over the plan while pods
-// were starting gave one back 105 s later (the demo ×4 at GPU speed 2,
-// with an 8-minute hold), a reversal within the window that counts as a
-// flap, for a pod that had barely become ready.
-func holdAfterUp(d *Decision, rec int, lastUp *time.Time, now time.Time) int {
+// holdAfterUp keeps the replicas for window seconds after a scale-up.
+// The hold remembers the plan's needs, not a reactive step beyond them: a
+// queue that asked for 5 pods over the plan while pods were starting gave
+// one back 105 s later (the demo ×4 at GPU speed 2, with an 8-minute
+// hold), a reversal within the window that counts as a flap, for a pod
+// that had barely become ready.
+func holdAfterUp(d *Decision, rec int, lastUp *time.Time, now time.Time, window float64) int {
 	if lastUp == nil {
 		return rec
 	}
-	if age := now.Sub(*lastUp).Seconds(); age >= 0 && age <= sizing.FlapWindowSeconds {
-		d.because("no scale-down to %d: the last scale-up was %.0fs ago, within the %.0fs a reversal counts as a flap", rec, age, sizing.FlapWindowSeconds)
+	if age := now.Sub(*lastUp).Seconds(); age >= 0 && age <= window {
+		d.because("no scale-down to %d: the last scale-up was %.0fs ago, within the %.0fs a reversal counts as a flap", rec, age, window)
 		return d.Current
 	}
 	return rec
+}
+
+// flapWindow is the window holdAfterUp keeps: the flap window
+// (sizing.FlapWindowSeconds), or the plan's hold where that is shorter. It
+// is part of the hold: a hold set shorter (scaleDownHold, down to the
+// horizon) asks for scale-downs sooner, and the guard must not outlast it
+// (with the end-to-end test's 20-second hold, a 5-minute guard kept an
+// idle fleet from ever scaling down within the test).
+func flapWindow(plan *sizing.Assessment) float64 {
+	if plan != nil && plan.HoldSeconds > 0 {
+		return math.Min(sizing.FlapWindowSeconds, plan.HoldSeconds)
+	}
+	return sizing.FlapWindowSeconds
 }
 
 // settle remembers the need the hold keeps, gives the predictive floor

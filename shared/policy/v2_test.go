@@ -91,6 +91,22 @@ func TestNoScaleDownWithinTheFlapWindowOfAScaleUp(t *testing.T) {
 			t.Errorf("scale-up %s ago: the hold must say why; reasons %q", c.ago, d.Reasons)
 		}
 	}
+	// A hold set shorter than the flap window shortens the guard with it:
+	// with no scaleDownHold the hold is the horizon (60 s startup + 15 s
+	// tick + 15 s lag).
+	cfg.ScaleDownHold = 0
+	for _, c := range []struct {
+		ago  time.Duration
+		down bool
+	}{{60 * time.Second, false}, {105 * time.Second, true}} {
+		st := state.New()
+		steady(t, st, cfg, idle, 10, 45)
+		up := now.Add(-c.ago)
+		st.LastScaleUp = &up
+		if d := policy.Decide(idle, st, cfg, 10, now); (d.Target < 10) != c.down {
+			t.Errorf("no scaleDownHold, scale-up %s ago: target %d of 10, want a scale-down %v; reasons %q", c.ago, d.Target, c.down, d.Reasons)
+		}
+	}
 }
 
 // A fleet at low traffic finishes too few requests a tick for a TTFT

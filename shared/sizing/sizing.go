@@ -334,8 +334,12 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.Need = o.staff(a.Offered, a.Beta)
 	// A step down holds the need the rising trend brings within the flap
 	// window too: a pod given up as the load ramps is asked back minutes
-	// later (the demo's ramp, from one step to the next).
-	rise := a.Forecast.Beyond(FlapWindowSeconds) * a.WorkPerRequest / ceiling
+	// later (the demo's ramp, from one step to the next). A hold set
+	// shorter than the window shortens it: the step down is asked for
+	// sooner, and the straight line over five minutes would hold a fleet
+	// for a rise a 20-second hold never waits for (the end-to-end test's
+	// idle pods, kept by a ramp of 0.005 req/s²).
+	rise := a.Forecast.Beyond(math.Min(FlapWindowSeconds, a.HoldSeconds)) * a.WorkPerRequest / ceiling
 	a.NeedDown = o.staff((a.Offered+rise)*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferscale/inferscale/shared/decisionlog"
 )
 
 // The prefill/decode pair (docs/roles.md): deploy/overlays/pd applied as a user applies it, its two vLLM
@@ -63,7 +65,47 @@ func pdTuning() (prefill, decode map[string]string) {
 	}
 	prefill, decode = role("8000"), role("8200")
 	decode["apiConfig"] = `{"enabled":true,"host":"0.0.0.0","port":5001}`
+	// The ratio guard (docs/roles.md) on the decode pool, at a ratio that never binds here (⌈0.01 × the prefill
+	// pool's replicas⌉ is the one pod minReplicas keeps anyway): what the scenario checks of it is the read, metric
+	// reading llm-prefill's scale subresource through the API server under the grant deployPD adds, and the
+	// decision log carrying what it read (checkRatioGuard); the floor's arithmetic is shared/policy's tests'.
+	decode["ratioPeer"], decode["ratioMin"] = prefillNames.target, "0.01"
 	return prefill, decode
+}
+
+// ratioGrant is the Role rule the ratio guard needs: get on the other pool's scale subresource (docs/roles.md).
+func ratioGrant(peer string) string {
+	return `[{"op":"add","path":"/rules/-","value":{"apiGroups":["apps"],"resources":["deployments/scale"],` +
+		`"resourceNames":["` + peer + `"],"verbs":["get"]}}]`
+}
+
+// checkRatioGuard: the decode pool's decision lines carry the ratio guard's reading of the prefill pool, never
+// an unread one, and at some tick the prefill replicas it read was more than one (the prefill-heavy phase).
+func checkRatioGuard(t *testing.T, decode *deployment, peer string) {
+	t.Helper()
+	lines, err := decisionlog.Parse(strings.NewReader(decode.cpaLog(t)))
+	if err != nil {
+		t.Fatalf("the decode pool's decision log: %v", err)
+	}
+	read, most := 0, 0
+	for _, l := range lines {
+		switch r := l.Ratio; {
+		case r == nil:
+			t.Errorf("decision at %s has no ratio guard reading (ratioMin is set)", l.Time.Format("15:04:05"))
+			return
+		case r.PeerReplicas == nil:
+			t.Errorf("decision at %s: the other pool %q unread: %s", l.Time.Format("15:04:05"), r.Peer, r.Error)
+		case r.Peer != peer || r.Floor != (*r.PeerReplicas+99)/100:
+			t.Errorf("decision at %s: ratio guard %+v, want %s's replicas and a floor of ⌈0.01 × them⌉", l.Time.Format("15:04:05"), r, peer)
+		default:
+			read++
+			most = max(most, *r.PeerReplicas)
+		}
+	}
+	if read == 0 || most < 2 {
+		t.Errorf("the ratio guard read the prefill pool in %d of %d decisions, at most %d replicas: want it to see the prefill pool scale up", read, len(lines), most)
+	}
+	t.Logf("ratio guard: %d decisions read %s, up to %d replicas", read, peer, most)
 }
 
 // deployPD applies deploy/e2e/emulator-pd (rendered with the emulators' startup set to emulatorStartup), then each
@@ -105,6 +147,12 @@ func (e *environment) deployPD(t *testing.T, prefill, decode map[string]string) 
 		}
 		pools[0].waitGone(t)
 	})
+	if peer := decode["ratioPeer"]; peer != "" {
+		// Before the config that turns the guard on: a read the Role refused would fail the audit check.
+		if _, err := e.c.kubectl("", "patch", "role", decodeNames.autoscaler, "-n", namespace, "--type=json", "-p", ratioGrant(peer)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pools[0].setConfig(t, prefill)
 	pools[1].setConfig(t, decode)
 	return pools[0], pools[1]
@@ -306,10 +354,15 @@ func pdPoolsScaleOnTheirOwnWork(t *testing.T, e *environment) *deployment {
 		t.Errorf("decode-heavy phase: the prefill pool grew to %d replicas, past the %d its own prefill-heavy work needed", prefillAfter, pPeak[0])
 	}
 	for _, d := range []*deployment{prefill, decode} {
-		if used := d.checkLeastPrivilege(t); len(used) == 0 {
+		used := d.checkLeastPrivilege(t)
+		if len(used) == 0 {
 			t.Errorf("no API call of %s in the audit log: its Role is not checked", d.autoscaler)
 		}
+		if peer := decodeConfig["ratioPeer"]; d == decode && !used[grant{Group: "apps", Resource: "deployments/scale", Verb: "get", Name: peer}] {
+			t.Errorf("the decode pool's autoscaler never read %s's scale subresource (the ratio guard)", peer)
+		}
 	}
+	checkRatioGuard(t, decode, decodeConfig["ratioPeer"])
 	return nil
 }
 

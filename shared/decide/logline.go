@@ -38,6 +38,12 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 		l.Rules = append(l.Rules, decisionlog.Rule{Name: r.Name, Value: opt(r.Value), Threshold: finite(r.Threshold),
 			Over: r.Over, Proposal: r.Proposal})
 	}
+	if cfg.RatioMin > 0 {
+		l.Ratio = &decisionlog.Ratio{Floor: d.RatioFloor}
+		if p := d.Fleet.Peer; p != nil {
+			l.Ratio.Peer, l.Ratio.PeerReplicas, l.Ratio.Error = p.Name, p.Replicas, p.Error
+		}
+	}
 	if p := d.Plan; p != nil && p.Valid {
 		f := p.Forecast
 		l.Forecast = &decisionlog.Forecast{Level: finite(f.Level), Trend: finite(f.Trend), Upper: finite(f.Upper),

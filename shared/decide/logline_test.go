@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/policy"
+	"github.com/inferscale/inferscale/shared/signal"
 )
 
 // The decision line carries the bounds the policy ran with and the alerts'
@@ -39,5 +40,26 @@ func TestDecisionLineCarriesTheRoleAndInterTokenP95(t *testing.T) {
 	d.Fleet.ITLP95 = nil
 	if unified := DecisionLine(d, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "active", policy.Config{Role: "unified"}); unified.Role != "" || unified.Fleet.ITLP95 != nil {
 		t.Errorf("unified pool: role %q, inter-token p95 %v; want neither", unified.Role, unified.Fleet.ITLP95)
+	}
+}
+
+// With the ratio guard on, the line carries the other pool's reading and
+// the floor it made, or why the other pool was unread; off, nothing.
+func TestDecisionLineCarriesTheRatioGuard(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var d policy.Decision
+	d.Current, d.Target, d.RatioFloor = 2, 6, 6
+	three := 3
+	d.Fleet.Peer = &signal.Peer{Name: "llm-prefill", Replicas: &three}
+	l := DecisionLine(d, at, "active", policy.Config{RatioMin: 2})
+	if l.Ratio == nil || l.Ratio.Peer != "llm-prefill" || l.Ratio.PeerReplicas == nil || *l.Ratio.PeerReplicas != 3 || l.Ratio.Floor != 6 {
+		t.Errorf("ratio %+v, want llm-prefill at 3 and a floor of 6", l.Ratio)
+	}
+	d.Fleet.Peer, d.RatioFloor = &signal.Peer{Name: "llm-prefill", Error: "HTTP 403"}, 0
+	if l := DecisionLine(d, at, "active", policy.Config{RatioMin: 2}); l.Ratio == nil || l.Ratio.Error != "HTTP 403" || l.Ratio.PeerReplicas != nil {
+		t.Errorf("unread peer: ratio %+v, want its error", l.Ratio)
+	}
+	if l := DecisionLine(d, at, "active", policy.Config{}); l.Ratio != nil {
+		t.Errorf("guard off: ratio %+v, want none", l.Ratio)
 	}
 }

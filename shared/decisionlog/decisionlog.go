@@ -62,6 +62,8 @@ type Line struct {
 	// AlertReasons are the Event reasons of the alerts (e.g.
 	// MaxReplicasReached), once each, in the order raised.
 	AlertReasons []string `json:"alertReasons,omitempty"`
+	// Ratio is the ratio guard's reading, with ratioMin set (P/D pools).
+	Ratio *Ratio `json:"ratio,omitempty"`
 	// Build is the version of the evaluate binary that wrote the line
 	// (empty: not known, e.g. the simulator's fast mode).
 	Build string `json:"build,omitempty"`
@@ -88,6 +90,15 @@ type Fleet struct {
 	TTFTP95     *float64 `json:"ttftP95,omitempty"`
 	ITLP95      *float64 `json:"itlP95,omitempty"` // with an inter-token objective
 	ArrivalRate *float64 `json:"arrivalRate,omitempty"`
+}
+
+// Ratio is the ratio guard at one tick: the other pool, the replicas it
+// asked for (nil: unread, Error says why) and the floor that makes.
+type Ratio struct {
+	Peer         string `json:"peer,omitempty"`
+	PeerReplicas *int   `json:"peerReplicas,omitempty"`
+	Floor        int    `json:"floor"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Forecast is policy v2's demand forecast over the horizon.

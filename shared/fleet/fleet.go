@@ -111,6 +111,9 @@ type View struct {
 	RatePeak *float64 `json:"ratePeak,omitempty"`
 	// PodCapacityRPS is the learned throughput of one saturated pod.
 	PodCapacityRPS *float64 `json:"podCapacityRps,omitempty"`
+	// Peer is the ratio guard's other pool as metric read it (nil: not
+	// asked for, ratioPeer unset).
+	Peer *signal.Peer `json:"peer,omitempty"`
 
 	// StartupSeconds is the p90 of observed startups, or the default.
 	StartupSeconds  float64 `json:"startupSeconds"`
@@ -159,6 +162,9 @@ func Aggregate(in Input, prev *state.State, opt Options, now time.Time) (View, s
 		}
 		if r.Fleet != nil {
 			fleets = append(fleets, r.Fleet)
+		}
+		if r.Peer != nil && a.v.Peer == nil {
+			a.v.Peer = r.Peer
 		}
 		for i := range r.Pods {
 			a.pod(&r.Pods[i], r.Fleet != nil)

@@ -30,6 +30,12 @@ type PodLister interface {
 	ListPods(ctx context.Context, namespace, selector string) ([][]byte, error)
 }
 
+// ScaleReader reads another scale target's scale subresource (the ratio
+// guard's peer); the in-cluster API's client is one.
+type ScaleReader interface {
+	ReadScale(ctx context.Context, namespace, apiVersion, kind, name string) (kube.Scale, error)
+}
+
 // Process is what a metric run gets from its process.
 type Process struct {
 	Stdin  io.Reader
@@ -84,6 +90,9 @@ func Run(ctx context.Context, p Process) error {
 	if err != nil {
 		return err
 	}
+	if c.RatioPeer != "" {
+		rep.Peer = readPeer(ctx, p, c, in.Resource)
+	}
 	out, err := rep.Encode()
 	if err != nil {
 		return err
@@ -109,6 +118,7 @@ func perPod(ctx context.Context, c *config, pod []byte, now time.Time) (*signal.
 	if c.Source == sourcePrometheus {
 		return nil, errors.New("config key source=prometheus works in per-resource mode only (the resource is a pod)")
 	}
+
 	p, err := c.collector().Pod(ctx, pod, now)
 	if err != nil {
 		return nil, fmt.Errorf("metric input resource: %w", err)
@@ -148,6 +158,48 @@ func perResource(ctx context.Context, p Process, c *config, target []byte, now t
 	}
 	scrapeAll(ctx, p.Log, c.collector(), rep, raws, now)
 	return rep, nil
+}
+
+// readPeer reads the replicas the ratio guard's other pool asks for: the
+// scale target named ratioPeer, of this pool's scale target's apiVersion
+// and kind, in its namespace. Per-resource mode reads them from the
+// resource; per-pod mode (one run per pod, each reading the peer) from
+// the scaleTargetRef the operator sets in the CPA pod's environment, and
+// the pod's namespace. A failure is the peer's error in the report
+// (evaluate then applies no ratio floor), not the run's.
+func readPeer(ctx context.Context, p Process, c *config, resource []byte) *signal.Peer {
+	peer := &signal.Peer{Name: c.RatioPeer}
+	apiVersion, kind := gjson.GetBytes(resource, "apiVersion").String(), gjson.GetBytes(resource, "kind").String()
+	ns := gjson.GetBytes(resource, "metadata.namespace").String()
+	if kind == "" || kind == "Pod" {
+		ref, _ := p.Lookup("scaleTargetRef")
+		apiVersion, kind = gjson.Get(ref, "apiVersion").String(), gjson.Get(ref, "kind").String()
+		if kind == "" {
+			apiVersion, kind = "apps/v1", "Deployment"
+		}
+	}
+	s, err := func() (kube.Scale, error) {
+		l, err := p.Lister(c.ScrapeTimeout)
+		if err != nil {
+			return kube.Scale{}, err
+		}
+		r, ok := l.(ScaleReader)
+		if !ok {
+			return kube.Scale{}, errors.New("this build's API client reads no scale subresource")
+		}
+		rctx, cancel := context.WithTimeout(ctx, c.ScrapeTimeout)
+		defer cancel()
+		return r.ReadScale(rctx, ns, apiVersion, kind, c.RatioPeer)
+	}()
+	if err != nil {
+		peer.Error = err.Error()
+		if p.Log != nil {
+			p.Log.Warn("ratio guard: the other pool is unread", "ratioPeer", c.RatioPeer, "err", err)
+		}
+		return peer
+	}
+	peer.Replicas = &s.Replicas
+	return peer
 }
 
 // prometheusFleet queries the fleet aggregates and adds the pods'

@@ -3,6 +3,7 @@ package gather
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -217,6 +218,128 @@ func TestPerResourceDirect(t *testing.T) {
 	if err != nil || rep.Fleet == nil || *rep.Fleet.ReadyPods != 0 {
 		t.Errorf("no pods = %v %+v", err, rep)
 	}
+}
+
+// scaleLister is a pod lister that also reads scale subresources, as the
+// in-cluster client does.
+type scaleLister struct {
+	fakeLister
+	scales map[string]kube.Scale
+	err    error
+	asked  []string
+}
+
+func (s *scaleLister) ReadScale(_ context.Context, ns, apiVersion, kind, name string) (kube.Scale, error) {
+	s.asked = append(s.asked, ns+" "+apiVersion+" "+kind+" "+name)
+	if s.err != nil {
+		return kube.Scale{}, s.err
+	}
+	sc, ok := s.scales[name]
+	if !ok {
+		return kube.Scale{}, &kube.StatusError{Code: 404, Message: "not found"}
+	}
+	return sc, nil
+}
+
+func TestRatioPeerIsReadFromItsScaleSubresource(t *testing.T) {
+	target, err := os.ReadFile(filepath.Join("..", "..", "examples", "metric", "deployment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &scaleLister{scales: map[string]kube.Scale{"llm-prefill": {Replicas: 3, StatusReplicas: 2}}}
+	run := func(cfg map[string]string) (*signal.Report, error) {
+		var stdout bytes.Buffer
+		err := Run(context.Background(), Process{Stdin: bytes.NewReader(target), Stdout: &stdout, Lookup: lookup(cfg), Log: quiet,
+			Lister: func(time.Duration) (PodLister, error) { return l, nil }})
+		if err != nil {
+			return nil, err
+		}
+		return signal.Decode(stdout.String())
+	}
+	rep, err := run(map[string]string{"ratioPeer": "llm-prefill"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Peer == nil || rep.Peer.Name != "llm-prefill" || rep.Peer.Replicas == nil || *rep.Peer.Replicas != 3 || rep.Peer.Error != "" {
+		t.Errorf("peer %+v, want llm-prefill asking for 3", rep.Peer)
+	}
+	if len(l.asked) != 1 || l.asked[0] != "inference apps/v1 Deployment llm-prefill" {
+		t.Errorf("asked %q, want the peer of the target's own kind in its namespace", l.asked)
+	}
+
+	// Off: no peer read, none reported.
+	l.asked = nil
+	if rep, err := run(nil); err != nil || rep.Peer != nil || len(l.asked) != 0 {
+		t.Errorf("without ratioPeer: peer %+v, asked %q, err %v", rep.Peer, l.asked, err)
+	}
+	// A peer that cannot be read is recorded, and the run still succeeds.
+	for name, c := range map[string]struct {
+		ratioPeer string
+		err       error
+		want      string
+	}{
+		"absent":    {"llm-gone", nil, "HTTP 404"},
+		"forbidden": {"llm-prefill", &kube.StatusError{Code: 403, Message: "deployments.apps \"llm-prefill\" is forbidden"}, "forbidden"},
+	} {
+		l.err = c.err
+		rep, err := run(map[string]string{"ratioPeer": c.ratioPeer})
+		if err != nil || rep.Peer == nil || rep.Peer.Replicas != nil || !strings.Contains(rep.Peer.Error, c.want) {
+			t.Errorf("%s: peer %+v, err %v; want an unread peer saying %q", name, rep.Peer, err, c.want)
+		}
+	}
+	l.err = nil
+	// A lister that reads no scales (another build's client).
+	var stdout bytes.Buffer
+	err = Run(context.Background(), Process{Stdin: bytes.NewReader(target), Stdout: &stdout, Lookup: lookup(map[string]string{"ratioPeer": "llm-prefill"}), Log: quiet,
+		Lister: func(time.Duration) (PodLister, error) { return &fakeLister{}, nil }})
+	if rep, derr := signal.Decode(stdout.String()); err != nil || derr != nil || rep.Peer == nil || !strings.Contains(rep.Peer.Error, "reads no scale subresource") {
+		t.Errorf("no scale reader: %v %v %+v", err, derr, rep)
+	}
+	// Bad input: not an object name, or per-pod mode.
+	if _, err := run(map[string]string{"ratioPeer": "LLM_Prefill"}); err == nil || !strings.Contains(err.Error(), "config key ratioPeer") {
+		t.Errorf("bad name: %v, want a config error naming the key", err)
+	}
+}
+
+// In per-pod mode each pod's run reads the peer, of the kind the
+// operator's scaleTargetRef names (a Deployment when it names none).
+func TestRatioPeerIsReadInPerPodModeToo(t *testing.T) {
+	pod := []byte(`{"resource":` + podtest.Pod("llm-a", "", 1) + `,"runType":"scaler"}`)
+	for _, c := range []struct {
+		ref, want string
+	}{
+		{`{"kind":"StatefulSet","name":"llm-decode","apiVersion":"apps/v1"}`, "apps/v1 StatefulSet"},
+		{"", "apps/v1 Deployment"},
+	} {
+		l := &scaleLister{scales: map[string]kube.Scale{"llm-prefill": {Replicas: 4}}}
+		cfg := map[string]string{"ratioPeer": "llm-prefill", "metricsPort": "1", "scrapeTimeout": "50ms"}
+		if c.ref != "" {
+			cfg["scaleTargetRef"] = c.ref
+		}
+		var stdout bytes.Buffer
+		err := Run(context.Background(), Process{Stdin: bytes.NewReader(pod), Stdout: &stdout, Lookup: lookup(cfg), Log: quiet,
+			Lister: func(time.Duration) (PodLister, error) { return l, nil }})
+		rep, derr := signal.Decode(stdout.String())
+		if err != nil || derr != nil || rep.Peer == nil || rep.Peer.Replicas == nil || *rep.Peer.Replicas != 4 {
+			t.Fatalf("scaleTargetRef %q: %v %v %+v", c.ref, err, derr, rep)
+		}
+		if ns := gjsonNamespace(t, pod); len(l.asked) != 1 || l.asked[0] != ns+" "+c.want+" llm-prefill" {
+			t.Errorf("scaleTargetRef %q: asked %q, want %q in the pod's namespace %q", c.ref, l.asked, c.want, ns)
+		}
+	}
+}
+
+func gjsonNamespace(t *testing.T, input []byte) string {
+	t.Helper()
+	var in struct {
+		Resource struct {
+			Metadata struct{ Namespace string } `json:"metadata"`
+		} `json:"resource"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Resource.Metadata.Namespace
 }
 
 func FuzzMetricInput(f *testing.F) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/settings"
@@ -37,6 +38,8 @@ type Knobs struct {
 	PrometheusWindow             time.Duration `setting:"prometheusWindow" default:"1m" min:"10s" max:"1h" doc:"the range of Prometheus' rate and quantile queries"`
 	PrometheusQuantiles          []float64     `setting:"prometheusQuantiles" default:"0.5,0.9,0.95,0.99" min:"0" max:"1" doc:"the latency quantiles queried, each in (0, 1); 0.95 and 0.99 (what evaluate reads) are always queried"`
 	PrometheusMaxResponseBytes   int           `setting:"prometheusMaxResponseBytes" default:"4194304" min:"1024" max:"1073741824" doc:"the largest Prometheus answer read; a longer one is an error, not a reading"`
+
+	RatioPeer string `setting:"ratioPeer" doc:"the ratio guard's other pool: the name of a scale target of this one's kind in its namespace, whose scale subresource metric reads each tick (per-pod mode: each pod's run; RBAC: get on its <resource>/scale) for ratioMin (docs/roles.md); empty: off"`
 }
 
 // defaultPrometheusMatchers is prometheusMatchers' default.
@@ -60,6 +63,9 @@ func (m *Knobs) Validate() error {
 	if m.Source == "prometheus" && m.PrometheusURL == "" {
 		errs = append(errs, errors.New("config key prometheusURL: source=prometheus needs prometheusURL"))
 	}
+	if m.RatioPeer != "" && !isDNSName(m.RatioPeer) {
+		errs = append(errs, fmt.Errorf("config key ratioPeer: %q is not a Kubernetes object name (lower-case letters, digits, '-' and '.', at most 253)", m.RatioPeer))
+	}
 	return errors.Join(errs...)
 }
 
@@ -68,4 +74,22 @@ func ReadKnobs(s *settings.Source) (Knobs, error) {
 	var m Knobs
 	err := settings.Decode(s, &m)
 	return m, err
+}
+
+// isDNSName says s is a DNS-1123 subdomain, what a Deployment's name is.
+func isDNSName(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

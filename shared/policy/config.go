@@ -74,6 +74,7 @@ type Config struct {
 	PredictiveFloor    bool            `setting:"predictiveFloor" default:"true" doc:"keep predictiveFraction of the same hour's peak need on previous days"`
 	PredictiveDays     int             `setting:"predictiveDays" default:"7" min:"1" max:"7" doc:"how many previous days the predictive floor looks at"`
 	PredictiveFraction float64         `setting:"predictiveFraction" default:"0.7" min:"0" max:"2" doc:"the share of the median past peak the predictive floor keeps"`
+	RatioMin           float64         `setting:"ratioMin" default:"0" min:"0" max:"1000" doc:"the ratio guard (P/D pools, docs/roles.md): keep at least this many replicas per replica the other pool (ratioPeer) asks for, rounded up; a guard under the plan, not the method; 0: off"`
 
 	// Policy v2: the learned service model, the calibrated forecast and
 	// the sizing from both (package sizing), drain-aware scale-down.

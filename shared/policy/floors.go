@@ -8,8 +8,9 @@ import (
 	"github.com/inferscale/inferscale/shared/state"
 )
 
-// floors raises the target to the schedule floor active now and to the
-// predictive floor (the same hour on previous days, one startup ahead).
+// floors raises the target to the schedule floor active now, to the
+// predictive floor (the same hour on previous days, one startup ahead)
+// and to the ratio guard's (ratio.go).
 func floors(d *Decision, st *state.State, c Config, in Input, target int, now time.Time) int {
 	for _, f := range c.ScheduleFloors {
 		if f.Active(now) && f.Replicas > d.ScheduleFloor {
@@ -27,7 +28,7 @@ func floors(d *Decision, st *state.State, c Config, in Input, target int, now ti
 			target = d.changed(StepPredictiveFloor, target, d.PredictiveFloor)
 		}
 	}
-	return target
+	return ratioFloor(d, c, in, target)
 }
 
 // predictiveFloor is PredictiveFraction x the lower median of the peaks of

@@ -90,6 +90,7 @@ type Decision struct {
 	Rules           []Rule   `json:"rules"`
 	ScheduleFloor   int      `json:"scheduleFloor,omitempty"`
 	PredictiveFloor int      `json:"predictiveFloor,omitempty"`
+	RatioFloor      int      `json:"ratioFloor,omitempty"`
 	Reasons         []string `json:"reasons"`
 	Alerts          []string `json:"alerts,omitempty"`
 	// Warnings are the alerts with the reason a Kubernetes Warning Event

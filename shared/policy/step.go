@@ -25,9 +25,11 @@ const (
 	// StepStabilisation: a stabilisation window or a cooldown (v1), or the
 	// up-cooldown (v2), changed the recommendation.
 	StepStabilisation Step = "stabilisation"
-	// StepScheduleFloor, StepPredictiveFloor: the floor raised the count.
+	// StepScheduleFloor, StepPredictiveFloor, StepRatioFloor: the floor
+	// raised the count.
 	StepScheduleFloor   Step = "scheduleFloor"
 	StepPredictiveFloor Step = "predictiveFloor"
+	StepRatioFloor      Step = "ratioFloor"
 	// StepMaxReplicas, StepMinReplicas: the bound clamped the count.
 	StepMaxReplicas Step = "maxReplicas"
 	StepMinReplicas Step = "minReplicas"

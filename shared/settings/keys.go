@@ -68,6 +68,8 @@ func Keys() []string {
 		"queueIncludesRunning",
 		"queueLowWater",
 		"queueTarget",
+		"ratioMin",
+		"ratioPeer",
 		"role",
 		"saturationWaiting",
 		"scaleDownCooldown",

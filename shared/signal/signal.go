@@ -28,6 +28,33 @@ type Report struct {
 	ScrapeTime time.Time `json:"scrapeTime"`
 	Pods       []Pod     `json:"pods,omitempty"`
 	Fleet      *Fleet    `json:"fleet,omitempty"`
+	// Peer is the other pool's scale target, read for the ratio guard
+	// (ratioPeer; per-resource mode).
+	Peer *Peer `json:"peer,omitempty"`
+}
+
+// Peer is what the other pool's scale subresource said, or why it could
+// not be read (Replicas nil, Error set).
+type Peer struct {
+	Name string `json:"name"`
+	// Replicas is the replicas the other pool asks for (spec.replicas).
+	Replicas *int   `json:"replicas,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// MaxPeerReplicas bounds a peer's replica count: more is no reading.
+const MaxPeerReplicas = 1000000
+
+func (p *Peer) validate() error {
+	switch {
+	case p.Name == "":
+		return errors.New("peer has no name")
+	case p.Replicas == nil && p.Error == "":
+		return fmt.Errorf("peer %s has neither replicas nor an error", p.Name)
+	case p.Replicas != nil && (*p.Replicas < 0 || *p.Replicas > MaxPeerReplicas):
+		return fmt.Errorf("peer %s: replicas %d outside [0, %d]", p.Name, *p.Replicas, MaxPeerReplicas)
+	}
+	return nil
 }
 
 // Pod is what one pod tells us at one scrape.
@@ -210,6 +237,11 @@ func (r *Report) Validate() error {
 	if r.Fleet != nil {
 		if err := r.Fleet.validate(); err != nil {
 			return fmt.Errorf("fleet: %w", err)
+		}
+	}
+	if r.Peer != nil {
+		if err := r.Peer.validate(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -63,6 +63,9 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 		{"fleet negative", `{"v":1,"fleet":{"source":"prometheus","waiting":-2}}`, "negative"},
 		{"fleet bad quantile", `{"v":1,"fleet":{"source":"prometheus","ttftQuantiles":{"0.95":-1}}}`, "negative"},
 		{"fleet bad inter-token quantile", `{"v":1,"fleet":{"source":"prometheus","itlQuantiles":{"0.95":-1}}}`, "negative"},
+		{"peer unnamed", `{"v":1,"fleet":{"source":"direct"},"peer":{"replicas":2}}`, "peer has no name"},
+		{"peer neither", `{"v":1,"fleet":{"source":"direct"},"peer":{"name":"llm-prefill"}}`, "neither replicas nor an error"},
+		{"peer negative", `{"v":1,"fleet":{"source":"direct"},"peer":{"name":"llm-prefill","replicas":-1}}`, "outside [0, 1000000]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +74,24 @@ func TestDecodeRejectsBadReports(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestAPeerRoundTrips(t *testing.T) {
+	r := validReport()
+	two := 2
+	r.Peer = &Peer{Name: "llm-prefill", Replicas: &two}
+	b, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(string(b))
+	if err != nil || got.Peer == nil || got.Peer.Name != "llm-prefill" || got.Peer.Replicas == nil || *got.Peer.Replicas != 2 {
+		t.Fatalf("peer %+v, %v; want llm-prefill at 2", got.Peer, err)
+	}
+	r.Peer = &Peer{Name: "llm-prefill", Error: "forbidden"}
+	if _, err := r.Encode(); err != nil {
+		t.Errorf("an unread peer is a valid report: %v", err)
 	}
 }
 

@@ -91,7 +91,7 @@ func newDescs() descs {
 		target:   g("target_replicas", "The replicas the last saved tick decided (in advisory mode the advice, not what CPA got)."),
 		minR:     g("min_replicas", "minReplicas the last saved tick ran with."),
 		maxR:     g("max_replicas", "maxReplicas the last saved tick ran with."),
-		decision: g("decision_info", "The last saved tick's mode and the step that set its target (a rule such as sizing or queue, hold, scaleDown, stabilisation, scheduleFloor, predictiveFloor, minReplicas, maxReplicas, breachHold, scaleFromZero); always 1.", "mode", "decided_by"),
+		decision: g("decision_info", "The last saved tick's mode and the step that set its target (a rule such as sizing or queue, hold, scaleDown, stabilisation, scheduleFloor, predictiveFloor, ratioFloor, minReplicas, maxReplicas, breachHold, scaleFromZero); always 1.", "mode", "decided_by"),
 		alerts:   g("alerts", "Alerts the last saved tick raised, by Event reason.", "reason"),
 		level:    g("forecast_arrivals_requests_per_second", "Policy v2's forecast of the arrival rate (its level), in requests per second."),
 		upper:    g("forecast_arrivals_upper_requests_per_second", "The forecast's calibrated upper bound over the horizon, in requests per second."),

@@ -91,7 +91,7 @@ func TestEveryStepIsDocumented(t *testing.T) {
 	}
 	for _, s := range []policy.Step{policy.StepSizing, policy.StepQueue, policy.StepBatch, policy.StepKV, policy.StepLatency,
 		policy.StepDemand, policy.StepScaleFromZero, policy.StepScaleDown, policy.StepHold, policy.StepStabilisation,
-		policy.StepScheduleFloor, policy.StepPredictiveFloor, policy.StepMaxReplicas, policy.StepMinReplicas, policy.StepBreachHold} {
+		policy.StepScheduleFloor, policy.StepPredictiveFloor, policy.StepRatioFloor, policy.StepMaxReplicas, policy.StepMinReplicas, policy.StepBreachHold} {
 		if !strings.Contains(string(b), "`"+string(s)+"`") {
 			t.Errorf("docs/exporter.md does not name decided_by %q", s)
 		}

@@ -27,7 +27,7 @@ type Last struct {
 	MaxReplicas int `json:"maxReplicas"`
 	// DecidedBy names the step that set Target, as the policy recorded
 	// it (policy.Step): a rule (sizing, queue, ...), scaleFromZero,
-	// scaleDown, hold, stabilisation, scheduleFloor, predictiveFloor,
+	// scaleDown, hold, stabilisation, scheduleFloor, predictiveFloor, ratioFloor,
 	// minReplicas, maxReplicas, breachHold.
 	DecidedBy string `json:"decidedBy"`
 	// Plan is policy v2's sizing behind the decision (nil: v1, or no

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/inferscale/inferscale/shared/settings"
 )
 
@@ -63,8 +65,10 @@ func (m *Knobs) Validate() error {
 	if m.Source == "prometheus" && m.PrometheusURL == "" {
 		errs = append(errs, errors.New("config key prometheusURL: source=prometheus needs prometheusURL"))
 	}
-	if m.RatioPeer != "" && !isDNSName(m.RatioPeer) {
-		errs = append(errs, fmt.Errorf("config key ratioPeer: %q is not a Kubernetes object name (lower-case letters, digits, '-' and '.', at most 253)", m.RatioPeer))
+	if m.RatioPeer != "" {
+		if bad := validation.IsDNS1123Subdomain(m.RatioPeer); len(bad) > 0 {
+			errs = append(errs, fmt.Errorf("config key ratioPeer: %q is not a Kubernetes object name: %s", m.RatioPeer, strings.Join(bad, "; ")))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -74,22 +78,4 @@ func ReadKnobs(s *settings.Source) (Knobs, error) {
 	var m Knobs
 	err := settings.Decode(s, &m)
 	return m, err
-}
-
-// isDNSName says s is a DNS-1123 subdomain, what a Deployment's name is.
-func isDNSName(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -118,7 +118,6 @@ func perPod(ctx context.Context, c *config, pod []byte, now time.Time) (*signal.
 	if c.Source == sourcePrometheus {
 		return nil, errors.New("config key source=prometheus works in per-resource mode only (the resource is a pod)")
 	}
-
 	p, err := c.collector().Pod(ctx, pod, now)
 	if err != nil {
 		return nil, fmt.Errorf("metric input resource: %w", err)

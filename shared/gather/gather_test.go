@@ -246,7 +246,7 @@ func TestRatioPeerIsReadFromItsScaleSubresource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &scaleLister{scales: map[string]kube.Scale{"llm-prefill": {Replicas: 3, StatusReplicas: 2}}}
+	l := &scaleLister{scales: map[string]kube.Scale{"llm-prefill": {Replicas: 3}}}
 	run := func(cfg map[string]string) (*signal.Report, error) {
 		var stdout bytes.Buffer
 		err := Run(context.Background(), Process{Stdin: bytes.NewReader(target), Stdout: &stdout, Lookup: lookup(cfg), Log: quiet,

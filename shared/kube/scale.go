@@ -12,10 +12,9 @@ import (
 )
 
 // Scale is what a scale target's scale subresource says: the replicas
-// asked for (spec) and those its controller counts (status).
+// asked for (spec).
 type Scale struct {
-	Replicas       int
-	StatusReplicas int
+	Replicas int
 }
 
 // ScalePath is the scale subresource of namespace/name of the given
@@ -62,7 +61,7 @@ func parseScale(b []byte) (Scale, error) {
 	kind := gjson.GetBytes(b, "kind").String()
 	spec := gjson.GetBytes(b, "spec.replicas")
 	if !spec.Exists() && kind == "Scale" {
-		return Scale{StatusReplicas: int(gjson.GetBytes(b, "status.replicas").Int())}, nil
+		return Scale{}, nil
 	}
 	if kind != "Scale" {
 		return Scale{}, fmt.Errorf("scale subresource: answer is a %q, not a Scale", kind)
@@ -70,5 +69,5 @@ func parseScale(b []byte) (Scale, error) {
 	if spec.Type != gjson.Number || spec.Num < 0 || spec.Num != float64(int(spec.Num)) {
 		return Scale{}, fmt.Errorf("scale subresource: spec.replicas %q is not a replica count", spec.Raw)
 	}
-	return Scale{Replicas: int(spec.Num), StatusReplicas: int(gjson.GetBytes(b, "status.replicas").Int())}, nil
+	return Scale{Replicas: int(spec.Num)}, nil
 }

@@ -29,7 +29,7 @@ type Report struct {
 	Pods       []Pod     `json:"pods,omitempty"`
 	Fleet      *Fleet    `json:"fleet,omitempty"`
 	// Peer is the other pool's scale target, read for the ratio guard
-	// (ratioPeer; per-resource mode).
+	// (ratioPeer).
 	Peer *Peer `json:"peer,omitempty"`
 }
 

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"math"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/sizing"
@@ -80,15 +79,11 @@ func holdAfterUp(d *Decision, rec int, lastUp *time.Time, now time.Time, window 
 	return rec
 }
 
-// flapWindow is the window holdAfterUp keeps: the flap window
-// (sizing.FlapWindowSeconds), or the plan's hold where that is shorter. It
-// is part of the hold: a hold set shorter (scaleDownHold, down to the
-// horizon) asks for scale-downs sooner, and the guard must not outlast it
-// (with the end-to-end test's 20-second hold, a 5-minute guard kept an
-// idle fleet from ever scaling down within the test).
+// flapWindow is the window holdAfterUp keeps: the plan's (no longer than
+// its hold), or the flap window without a plan.
 func flapWindow(plan *sizing.Assessment) float64 {
-	if plan != nil && plan.HoldSeconds > 0 {
-		return math.Min(sizing.FlapWindowSeconds, plan.HoldSeconds)
+	if plan != nil {
+		return plan.FlapWindow()
 	}
 	return sizing.FlapWindowSeconds
 }

@@ -334,12 +334,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.Need = o.staff(a.Offered, a.Beta)
 	// A step down holds the need the rising trend brings within the flap
 	// window too: a pod given up as the load ramps is asked back minutes
-	// later (the demo's ramp, from one step to the next). A hold set
-	// shorter than the window shortens it: the step down is asked for
-	// sooner, and the straight line over five minutes would hold a fleet
-	// for a rise a 20-second hold never waits for (the end-to-end test's
-	// idle pods, kept by a ramp of 0.005 req/s²).
-	rise := a.Forecast.Beyond(math.Min(FlapWindowSeconds, a.HoldSeconds)) * a.WorkPerRequest / ceiling
+	// later (the demo's ramp, from one step to the next).
+	rise := a.Forecast.Beyond(a.FlapWindow()) * a.WorkPerRequest / ceiling
 	a.NeedDown = o.staff((a.Offered+rise)*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
@@ -360,6 +356,21 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
 	}
 	return a, next
+}
+
+// FlapWindow is the flap window a step down looks ahead over, and after a
+// scale-up waits out (policy v2's stabilise): FlapWindowSeconds, or the
+// hold where that is shorter. Both are part of the hold: a hold set
+// shorter (scaleDownHold, down to the horizon) asks for scale-downs
+// sooner, and neither may outlast it. With the end-to-end test's
+// 20-second hold, five minutes kept an idle fleet from ever scaling down
+// within the test, and the straight line over them at a ramp of
+// 0.005 req/s² held a pod the hold never waits for.
+func (a Assessment) FlapWindow() float64 {
+	if a.HoldSeconds > 0 {
+		return math.Min(FlapWindowSeconds, a.HoldSeconds)
+	}
+	return FlapWindowSeconds
 }
 
 // leastHeadroom is the least β the plan keeps: the knob, and the margin

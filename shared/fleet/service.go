@@ -39,12 +39,19 @@ type PodService struct {
 	// Running and KV are the means of the previous and this scrape.
 	Running, KV float64
 	// Prefill is the tick's mean time from scheduling to first token
-	// (mean TTFT minus mean queue time) over Prefills requests, of mean
+	// (mean TTFT minus mean queue time, or what stands for it where the
+	// server exports less: PrefillSeries) over Prefills requests, of mean
 	// prompt PromptMean (from the prompt-length histogram, or the prompt
 	// tokens counted over the first tokens where there is none); Prompts
 	// is the tick's prompt-length delta.
 	Prefill, Prefills, PromptMean float64
 	Prompts                       signal.Histogram
+	// PrefillSeries names what Prefill was read from (SeriesTTFT,
+	// SeriesTTFTIdle, SeriesE2E) and PrefillSpread is its noise beyond
+	// the requests' own (seconds: the decode a prefill read from the
+	// end-to-end latency was told apart from).
+	PrefillSeries string
+	PrefillSpread float64
 }
 
 // serviceCounters are p's cumulative readings for the next tick's deltas.
@@ -59,6 +66,12 @@ func serviceCounters(p *signal.Pod) *state.ServiceCounters {
 	}
 	if p.KVCacheUsage != nil {
 		c.KV = *p.KVCacheUsage
+	}
+	if p.E2E != nil {
+		c.E2ESum, c.E2ECount = p.E2E.Sum, p.E2E.Count
+	}
+	if p.Waiting != nil {
+		c.Waiting = new(*p.Waiting)
 	}
 	return c
 }
@@ -125,21 +138,77 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 			ps.PromptMean = prompts.Sum / prompts.Count
 		}
 	}
-	if okT && okQ && ttft.Count > 0 && queue.Count > 0 {
+	switch {
+	case okT && okQ && ttft.Count > 0 && queue.Count > 0:
 		// The mean wait over the requests of the tick: a server that
 		// observes the queue time only of the requests that queued (llm-d's
 		// vLLM emulator) counts fewer than got a first token, and the others
 		// waited nothing; vLLM observes every request, and the counts differ
 		// only by the requests scheduled in one tick and answered in the next.
 		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/math.Max(ttft.Count, queue.Count)
-		ps.Prefills = ttft.Count
-		if ps.PromptMean == 0 && ps.PromptRate > 0 {
-			// No prompt-length histogram: the prompt tokens the tick
-			// prefilled over the requests that got their first token.
-			ps.PromptMean = ps.PromptRate * dt / ttft.Count
+		ps.Prefills, ps.PrefillSeries = ttft.Count, SeriesTTFT
+	case okT && ttft.Count > 0 && p.QueueTime == nil && nothingWaited(p, before):
+		// No queue-time series (Triton; llm-d's emulator, which creates it
+		// when a request first queues) and the waiting gauge at zero at
+		// both scrapes: the TTFT is the prefill (at most a wait between
+		// the scrapes more, which errs towards a slower prefill).
+		ps.Prefill, ps.Prefills, ps.PrefillSeries = ttft.Sum/ttft.Count, ttft.Count, SeriesTTFTIdle
+	case p.TTFT == nil:
+		ps.Prefill, ps.Prefills, ps.PrefillSpread = e2ePrefill(p, before, ps.ITL, queue, okQ, outs, okO)
+		if ps.Prefills > 0 {
+			ps.PrefillSeries = SeriesE2E
 		}
 	}
+	if ps.Prefills > 0 && ps.PromptMean == 0 && ps.PromptRate > 0 {
+		// No prompt-length histogram: the prompt tokens the tick
+		// prefilled over the requests that got their first token.
+		ps.PromptMean = ps.PromptRate * dt / ps.Prefills
+	}
 	svc.Pods = append(svc.Pods, ps)
+}
+
+// The series a pod's prefill time is read from (PodService.PrefillSeries).
+const (
+	SeriesTTFT     = "TTFT − queue time"
+	SeriesTTFTIdle = "TTFT, nothing waiting"
+	SeriesE2E      = "e2e − queue time − decode"
+)
+
+// nothingWaited reports a waiting gauge read at zero at the previous and
+// this scrape.
+func nothingWaited(p *signal.Pod, before *state.ServiceCounters) bool {
+	return p.Waiting != nil && *p.Waiting == 0 && before.Waiting != nil && *before.Waiting == 0
+}
+
+// DecodeSpread is the share of a request's decode time taken as the noise
+// of a prefill read from its end-to-end latency (e2ePrefill): the tick's
+// mean inter-token gap stands for the gaps of the requests that finished
+// in it, over lifetimes that began ticks earlier, and the mean of their
+// products for the product of the means.
+const DecodeSpread = 0.25
+
+// e2ePrefill reads a pod's mean prefill where it exports no TTFT (TGI):
+// the requests that finished in the tick took their end-to-end latency,
+// less the mean queue time, less their decode (the tick's mean
+// inter-token gap itl times their mean output tokens beyond the first, from
+// the generation-length delta). It returns the mean, the requests it is
+// over (0: not read — no end-to-end, queue-time, inter-token or length
+// reading, or a decode that leaves nothing) and its noise (DecodeSpread of
+// the decode, seconds).
+func e2ePrefill(p *signal.Pod, before *state.ServiceCounters, itl float64, queue signal.Histogram, okQ bool, outs signal.Histogram, okO bool) (mean, n, spread float64) {
+	if p.E2E == nil || before.E2ECount <= 0 || !okQ || !okO || outs.Count <= 0 || !(itl > 0) {
+		return 0, 0, 0
+	}
+	e2e := signal.Histogram{Sum: p.E2E.Sum - before.E2ESum, Count: p.E2E.Count - before.E2ECount}
+	if e2e.Count <= 0 || !plausibleDelta(e2e) {
+		return 0, 0, 0
+	}
+	decode := itl * math.Max(outs.Sum/outs.Count-1, 0)
+	mean = e2e.Sum/e2e.Count - queue.Sum/math.Max(e2e.Count, queue.Count) - decode
+	if !(mean > 0) {
+		return 0, 0, 0
+	}
+	return mean, e2e.Count, DecodeSpread * decode
 }
 
 // tokenRate is a pod's token rate over the tick: from its token counter,

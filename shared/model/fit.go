@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // Fit is the persisted state of the service model: the iteration-time
 // coefficients θ = α, β, γs, γkv as a Kalman filter.
@@ -16,6 +19,9 @@ type Fit struct {
 	// series has its own, so accepted decode samples do not keep a prefill
 	// cost far off the prior from ever being learned.
 	PrefillRejected int `json:"prefillRejected,omitempty"`
+	// PrefillSeries names what the last accepted prefill sample was read
+	// from (PrefillSample.Series; empty: SeriesPrefill).
+	PrefillSeries string `json:"prefillSeries,omitempty"`
 }
 
 // A run of refusals re-widens the fit (Kalman.Update): resetAfter of them
@@ -53,7 +59,7 @@ func (f *Fit) Source() (string, []string) {
 		series = append(series, SeriesDecode)
 	}
 	if f.Prefill > 0 {
-		series = append(series, SeriesPrefill)
+		series = append(series, cmp.Or(f.PrefillSeries, SeriesPrefill))
 	}
 	switch {
 	case f.StepSamples() == 0:
@@ -149,6 +155,12 @@ func (f *Fit) StepSamples() int {
 type PrefillSample struct {
 	Mean, Prompt, Chunks, Running, KV float64
 	Requests                          float64
+	// Spread is the mean's noise beyond the requests' own (seconds: a mean
+	// read from the end-to-end latency less the decode carries the
+	// decode's error), and Series names what it was read from (empty:
+	// SeriesPrefill).
+	Spread float64
+	Series string
 }
 
 // prefillNoise is the relative noise of a tick's mean prefill time: it
@@ -160,7 +172,7 @@ const prefillNoise = 0.2
 // chunk is one step, so the mean prefill is α·c + β·i + γs·c·n + γkv·c·k.
 // This is what pins β: decode-time steps rarely carry long prompts.
 func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
-	if !(s.Mean > 0) || !finite(s.Mean) || !(s.Prompt > 0) || !(s.Chunks >= 1) || s.Running < 0 || s.KV < 0 || !(s.Requests > 0) {
+	if !(s.Mean > 0) || !finite(s.Mean) || !(s.Prompt > 0) || !(s.Chunks >= 1) || s.Running < 0 || s.KV < 0 || !(s.Requests > 0) || !(s.Spread >= 0) || math.IsInf(s.Spread, 0) {
 		return false
 	}
 	k := f.stepFilter(prior)
@@ -168,9 +180,14 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 	q, lo, hi := stepBounds(pv)
 	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
 	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
-	ok := k.Update(x, s.Mean, math.Pow(rel*s.Mean, 2)+stepNoiseAbs*stepNoiseAbs, q, lo, hi, pv, &f.PrefillRejected, resetLimit(f.Prefill))
+	r := math.Pow(rel*s.Mean, 2) + stepNoiseAbs*stepNoiseAbs + math.Pow(math.Max(s.Spread, 0), 2)
+	ok := k.Update(x, s.Mean, r, q, lo, hi, pv, &f.PrefillRejected, resetLimit(f.Prefill))
 	if ok {
 		f.Prefill++
+		f.PrefillSeries = ""
+		if s.Series != SeriesPrefill {
+			f.PrefillSeries = s.Series
+		}
 	}
 	return ok
 }

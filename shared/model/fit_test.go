@@ -160,3 +160,38 @@ func TestStepFitLearnsAPrefillFarOffThePriorBesideAcceptedDecodes(t *testing.T) 
 		t.Errorf("prefill samples accepted %d, refusals pending %d", f.Prefill, f.PrefillRejected)
 	}
 }
+
+// A prefill read from the end-to-end latency less the decode (a server
+// without TTFT) carries the decode's error: it moves the fit less than
+// one read from TTFT − queue time, and the fit says which series it came
+// from. A spread that is not a number ≥ 0 is refused.
+func TestAPrefillWithASpreadCountsForLessAndNamesItsSeries(t *testing.T) {
+	prior := DefaultPrior()
+	slow := 2 * prior.Beta
+	fit := func(spread float64, series string) Fit {
+		var f Fit
+		for i := 0; i < 5; i++ {
+			prompt := 6000.0
+			f.ObservePrefill(prior, PrefillSample{Mean: prior.Alpha + slow*prompt, Prompt: prompt, Chunks: 1, Running: 4, KV: 0.1,
+				Requests: 30, Spread: spread, Series: series})
+		}
+		return f
+	}
+	exact, noisy := fit(0, SeriesPrefill), fit(0.5, "e2e − queue time − decode")
+	moved := func(f Fit) float64 { return f.Params(prior).Beta - prior.Beta }
+	if !(moved(noisy) > 0) || !(moved(noisy) < 0.8*moved(exact)) {
+		t.Errorf("β moved %.3g with a 0.5 s spread, %.3g without: want less, but some", moved(noisy), moved(exact))
+	}
+	if _, s := exact.Source(); len(s) != 1 || s[0] != SeriesPrefill || exact.PrefillSeries != "" {
+		t.Errorf("TTFT − queue time: series %v (stored %q)", s, exact.PrefillSeries)
+	}
+	if _, s := noisy.Source(); len(s) != 1 || s[0] != "e2e − queue time − decode" {
+		t.Errorf("end to end: series %v", s)
+	}
+	var f Fit
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if f.ObservePrefill(prior, PrefillSample{Mean: 0.1, Prompt: 6000, Chunks: 1, Requests: 30, Spread: bad}) {
+			t.Errorf("a spread of %g was used", bad)
+		}
+	}
+}

@@ -492,7 +492,8 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
 			}
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
-				Chunks: chunks, Running: ps.Running, KV: ps.KV, Requests: ps.Prefills})
+				Chunks: chunks, Running: ps.Running, KV: ps.KV, Requests: ps.Prefills,
+				Spread: ps.PrefillSpread, Series: ps.PrefillSeries})
 		}
 	}
 	decay := math.Exp2(-o.Interval / mixHalfLife)

@@ -275,35 +275,56 @@ func TestTheHoldIgnoresABacklogDrain(t *testing.T) {
 	}
 }
 
-// TestAReducedMetricSetFitsWhatItCan: a server that exports queue and
-// TTFT histograms and token counters but no inter-token or length
-// histograms. The prefill part is fitted from TTFT − queue time against
-// the prompt tokens counted per request, the mix from the token counters,
-// and the plan says it is partly fitted and from which series.
-func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
-	o := options()
+// prefillOnly is the plan after 40 ticks of a server that gives only
+// prefill samples (no inter-token gaps, no length histograms): 30 requests
+// of 6,000 prompt tokens a pod-tick, prefilled as a GPU whose prefill is
+// 4× the prior's prefills them, read from series with spread; withTTFT
+// adds the tick's TTFT histogram.
+func prefillOnly(o Options, series string, spread float64, withTTFT bool) Assessment {
 	var st state.Service
 	var a Assessment
-	slow := 4 * o.Prior.Beta // a GPU whose prefill is 4× the prior's
+	slow := 4 * o.Prior.Beta
 	for i := 0; i < 40; i++ {
 		v := view(4, 2)
-		// 30 requests of 6,000 prompt tokens each per pod-tick, prefill
-		// taking what a 4× slower prefill takes.
 		ps := fleet.PodService{Name: "p", Seconds: 15, PromptRate: 30 * 6000 / 15, OutputRate: 30 * 100 / 15,
-			Prefill: slow*6000 + o.Prior.Alpha, Prefills: 30, PromptMean: 6000}
+			Prefill: slow*6000 + o.Prior.Alpha, Prefills: 30, PromptMean: 6000, PrefillSeries: series, PrefillSpread: spread}
 		v.Service.Pods = []fleet.PodService{ps}
-		v.Service.TTFT = signal.Histogram{Count: 30, Sum: 30 * ps.Prefill}
+		if withTTFT {
+			v.Service.TTFT = signal.Histogram{Count: 30, Sum: 30 * ps.Prefill}
+		}
 		v.Service.PromptTokens, v.Service.OutputTokens = 30*6000, 30*100
 		a, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
 	}
-	if a.ParamsSource != "partly fitted" || len(a.ParamsSeries) != 1 || a.ParamsSeries[0] != model.SeriesPrefill {
-		t.Errorf("source %q %v, want partly fitted from %q", a.ParamsSource, a.ParamsSeries, model.SeriesPrefill)
-	}
-	if got := a.Params.Beta / o.Prior.Beta; got < 2.5 {
-		t.Errorf("β fitted to %.2f× the prior, want near the server's 4×", got)
-	}
-	if math.Abs(a.Mix.PromptTokens-6000)/6000 > 0.2 || math.Abs(a.Mix.OutputTokens-100)/100 > 0.5 {
-		t.Errorf("mix %+v from the token counters, want near 6000 prompt and 100 output tokens", a.Mix)
+	return a
+}
+
+// TestAReducedMetricSetFitsWhatItCan: a server that exports no
+// inter-token or length histograms. The prefill part is fitted against
+// the prompt tokens counted per request — from TTFT − queue time, or,
+// where the server exports no TTFT (TGI), from the end-to-end latency less
+// the queue time and the decode (fleet.SeriesE2E) — the mix from the
+// token counters, and the plan says it is partly fitted and from which
+// series.
+func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
+	o := options()
+	for _, c := range []struct {
+		series, want string
+		spread       float64
+		ttft         bool
+	}{{fleet.SeriesTTFT, model.SeriesPrefill, 0, true}, {fleet.SeriesE2E, fleet.SeriesE2E, 0.05, false}} {
+		a := prefillOnly(o, c.series, c.spread, c.ttft)
+		if a.ParamsSource != "partly fitted" || len(a.ParamsSeries) != 1 || a.ParamsSeries[0] != c.want {
+			t.Errorf("%s: source %q %v, want partly fitted from %q", c.series, a.ParamsSource, a.ParamsSeries, c.want)
+		}
+		if got := a.Params.Beta / o.Prior.Beta; got < 2.5 {
+			t.Errorf("%s: β fitted to %.2f× the prior, want near the server's 4×", c.series, got)
+		}
+		// The token counters give the mix over the requests that got a
+		// first token (TGI, which has no TTFT, has no counters either: its
+		// length histograms give it).
+		if c.ttft && (math.Abs(a.Mix.PromptTokens-6000)/6000 > 0.2 || math.Abs(a.Mix.OutputTokens-100)/100 > 0.5) {
+			t.Errorf("%s: mix %+v from the token counters, want near 6000 prompt and 100 output tokens", c.series, a.Mix)
+		}
 	}
 }
 

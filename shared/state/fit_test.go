@@ -29,7 +29,8 @@ func fullPods(n int, at time.Time) []state.PodCounters {
 			TTFT: fullHist(i), E2E: fullHist(i + 1),
 			Service: &state.ServiceCounters{ITLSum: 1.2345678901234567e9, ITLCount: 9.876543210987654e8,
 				PromptTokens: signalF(1.2345678901234567e14), OutputTokens: signalF(2.2345678901234567e14),
-				Queue: fullHist(i + 2), Prompts: fullHist(i + 3), Outputs: fullHist(i + 4)}})
+				Queue: fullHist(i + 2), Prompts: fullHist(i + 3), Outputs: fullHist(i + 4),
+				E2ESum: 1.2345678901234567e9, E2ECount: 9.876543210987654e8, Waiting: signalF(1234)}})
 	}
 	return pods
 }

@@ -130,7 +130,7 @@ func (p *PodCounters) valid() bool {
 		return false
 	}
 	if c := p.Service; c != nil {
-		if !inRangePtr(c.PromptTokens, c.OutputTokens, &c.ITLSum, &c.ITLCount, &c.Running, &c.KV) {
+		if !inRangePtr(c.PromptTokens, c.OutputTokens, &c.ITLSum, &c.ITLCount, &c.Running, &c.KV, &c.E2ESum, &c.E2ECount, c.Waiting) {
 			return false
 		}
 	}

@@ -160,6 +160,14 @@ type ServiceCounters struct {
 	Queue        *Hist    `json:"queue,omitempty"`
 	Prompts      *Hist    `json:"prompts,omitempty"`
 	Outputs      *Hist    `json:"outputs,omitempty"`
+	// E2ESum and E2ECount are the end-to-end histogram's sum and count,
+	// and Waiting the waiting gauge (nil: none read): where a server
+	// exports no TTFT (TGI) or no queue time (Triton; llm-d's emulator
+	// before a request has queued), they are what the prefill is read
+	// from (fleet.prefill).
+	E2ESum   float64  `json:"e2eSum,omitempty"`
+	E2ECount float64  `json:"e2eCount,omitempty"`
+	Waiting  *float64 `json:"waiting,omitempty"`
 }
 
 // Hist is a cumulative histogram stored as parallel arrays (bounds and

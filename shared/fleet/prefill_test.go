@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/state"
 )
 
 // tgiPod is a pod that exports no TTFT (TGI): n requests so far, each
@@ -87,3 +88,24 @@ func TestPrefillIsTheTTFTWhenNothingWaited(t *testing.T) {
 		t.Errorf("a queue-time series: prefill %g from %q; want 0.2 s from %q", ps.Prefill, ps.PrefillSeries, SeriesTTFT)
 	}
 }
+
+// A pod without a KV gauge (TGI) adds its running sequences to the
+// fleet's but not to those the KV readings are over, and says its tick
+// has no KV reading: its KV is unknown, not an empty cache.
+func TestAPodWithoutAKVGaugeIsNotAnEmptyCache(t *testing.T) {
+	noKV := func(at time.Time, n float64) signal.Pod { p := servingPod(at, n, n, 0); p.KVCacheUsage = nil; return p }
+	t1 := t0.Add(15 * time.Second)
+	st, opt := state.New(), testOptions()
+	tick(Input{Reports: []*signal.Report{report(servingPod(t0, 100, 100, 0), renamed(noKV(t0, 100), "b"))}}, st, opt, t0)
+	v := tick(Input{Reports: []*signal.Report{report(servingPod(t1, 130, 130, 0), renamed(noKV(t1, 130), "b"))}}, st, opt, t1)
+	if v.Service.Running != 8 || v.Service.KVRunning != 4 || v.Service.KV != 0.5 {
+		t.Errorf("running %g, over the KV readings %g, KV %g; want 8, 4 (pod a only), 0.5", v.Service.Running, v.Service.KVRunning, v.Service.KV)
+	}
+	for _, ps := range v.Service.Pods {
+		if ps.KVRead != (ps.Name == "a") {
+			t.Errorf("pod %s: KV read %v", ps.Name, ps.KVRead)
+		}
+	}
+}
+
+func renamed(p signal.Pod, name string) signal.Pod { p.Name = name; return p }

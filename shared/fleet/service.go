@@ -22,8 +22,10 @@ type Service struct {
 	// exports no length histograms).
 	PromptRate, OutputRate     float64
 	PromptTokens, OutputTokens float64
-	// Running and KV are sums over the ready pods that reported.
-	Running, KV float64
+	// Running and KV are sums over the ready pods that reported;
+	// KVRunning is the running sequences of the pods that reported KV (0:
+	// no pod did, a server without a KV gauge such as TGI).
+	Running, KV, KVRunning float64
 	// Reporting counts the ready pods with complete readings.
 	Reporting int
 }
@@ -36,8 +38,11 @@ type PodService struct {
 	ITL, ITLCount float64
 	// PromptRate and OutputRate are tokens per second over the tick.
 	PromptRate, OutputRate float64
-	// Running and KV are the means of the previous and this scrape.
+	// Running and KV are the means of the previous and this scrape;
+	// KVRead is false when this scrape has no KV reading (KV then says
+	// nothing).
 	Running, KV float64
+	KVRead      bool
 	// Prefill is the tick's mean time from scheduling to first token
 	// (mean TTFT minus mean queue time, or what stands for it where the
 	// server exports less: PrefillSeries) over Prefills requests, of mean
@@ -85,6 +90,9 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	}
 	if p.KVCacheUsage != nil {
 		svc.KV += *p.KVCacheUsage
+		if p.Running != nil {
+			svc.KVRunning += *p.Running
+		}
 	}
 	svc.Reporting++
 	if prev == nil || prev.Service == nil {
@@ -100,7 +108,7 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 		ps.Running = (before.Running + *p.Running) / 2
 	}
 	if p.KVCacheUsage != nil {
-		ps.KV = (before.KV + *p.KVCacheUsage) / 2
+		ps.KV, ps.KVRead = (before.KV+*p.KVCacheUsage)/2, true
 	}
 	if p.InterToken != nil && p.InterToken.Count > before.ITLCount {
 		n := p.InterToken.Count - before.ITLCount

@@ -481,7 +481,10 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 			// and a noisy regressor flattens the fitted slope. The KV usage
 			// is scaled alike.
 			run, kv := ps.OutputRate*ps.ITL, ps.KV
-			if ps.Running > 0 {
+			switch {
+			case !ps.KVRead:
+				kv = next.Mix.KVPerSeq * run
+			case ps.Running > 0:
 				kv = ps.KV * run / ps.Running
 			}
 			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
@@ -492,7 +495,7 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
 			}
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
-				Chunks: chunks, Running: ps.Running, KV: ps.KV, Requests: ps.Prefills,
+				Chunks: chunks, Running: ps.Running, KV: podKV(ps, next.Mix), Requests: ps.Prefills,
 				Spread: ps.PrefillSpread, Series: ps.PrefillSeries})
 		}
 	}
@@ -518,15 +521,41 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 		m.OutputTokens = (m.OutputTokens*w + svc.OutputTokens) / (w + n)
 		counted = n
 	}
-	if svc.Running > 0 {
-		phi := svc.KV / svc.Running
+	switch {
+	case svc.KVRunning > 0:
+		phi := svc.KV / svc.KVRunning
 		k := math.Min(w, 100)
 		m.KVPerSeq = (m.KVPerSeq*k + phi) / (k + 1)
+	case svc.Running > 0:
+		// No pod reads its KV cache (TGI): a sequence's share is its
+		// context at the prior's share per token, not nothing. Read as 0,
+		// the missing gauge priced a decode step without its KV reads and
+		// lifted the KV bound: TGI's long prompts were planned at half
+		// their work.
+		m.KVPerSeq = contextKV(m)
 	}
 	next.Mix, next.MixWeight = m, w+math.Max(svc.Prompts.Count, counted)
 	if next.Mix.PromptTokens == 0 && next.Mix.OutputTokens == 0 {
 		next.Mix = defaultMix
 	}
+}
+
+// contextKV is the KV share of a sequence of mix m where no pod reads
+// its KV cache: its mean context (the prompt and half the output) at the
+// default mix's share per token (Llama-3.1-8B on one H100-80GB, the
+// prior: about 370,000 tokens of cache).
+func contextKV(m model.Mix) float64 {
+	perToken := defaultMix.KVPerSeq / (defaultMix.PromptTokens + defaultMix.OutputTokens/2)
+	return perToken * (m.PromptTokens + m.OutputTokens/2)
+}
+
+// podKV is a pod's KV usage for its prefill sample: its reading, or
+// where it has none its running sequences at the mix's share.
+func podKV(ps fleet.PodService, m model.Mix) float64 {
+	if ps.KVRead {
+		return ps.KV
+	}
+	return m.KVPerSeq * ps.Running
 }
 
 // queueingMiss is the share of the tick's requests that waiting pushed

@@ -370,3 +370,35 @@ func TestMissesMorePodsDidNotMoveStopCountingAsLoad(t *testing.T) {
 // a0 is twice the plan's waiting target: what a breach must exceed to be
 // load-driven.
 func a0(o Options) float64 { return 2 * WaitShare * (1 - o.Attainment) }
+
+// TestAMissingKVGaugeIsNotReadAsAnEmptyCache: a server without a KV gauge
+// (TGI) running long prompts. Its sequences' KV share is their context at
+// the prior's share per token, not 0 — a missing signal never reads as
+// low — so their decode work and the KV bound count it; where the pods do
+// read their cache, the reading is what is learned.
+func TestAMissingKVGaugeIsNotReadAsAnEmptyCache(t *testing.T) {
+	o := options()
+	tick := func(kv, kvRunning float64) Assessment {
+		var st state.Service
+		var a Assessment
+		for i := 0; i < 20; i++ {
+			v := view(4, 2)
+			v.Service.Running, v.Service.KV, v.Service.KVRunning = 40, kv, kvRunning
+			v.Service.Prompts = signal.Histogram{Count: 30, Sum: 30 * 12000, Buckets: []signal.Bucket{{UpperBound: 20000, Count: 30}}}
+			v.Service.Outputs = signal.Histogram{Count: 30, Sum: 30 * 300, Buckets: []signal.Bucket{{UpperBound: 500, Count: 30}}}
+			a, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+		}
+		return a
+	}
+	missing, read := tick(0, 0), tick(40*0.05, 40)
+	want := contextKV(missing.Mix)
+	if math.Abs(missing.Mix.KVPerSeq-want) > 1e-12 || want < 5*defaultMix.KVPerSeq {
+		t.Errorf("no KV gauge: KV per sequence %.4g, want the context's %.4g (a 12k-token prompt holds ~10× a chat's)", missing.Mix.KVPerSeq, want)
+	}
+	if math.Abs(read.Mix.KVPerSeq-0.05) > 0.01 {
+		t.Errorf("a read KV gauge: KV per sequence %.4g, want near the 0.05 read", read.Mix.KVPerSeq)
+	}
+	if !(missing.WorkPerRequest > tick(0, 40).WorkPerRequest) {
+		t.Errorf("work per request %.4g without a gauge, not above the %.4g of a cache read empty", missing.WorkPerRequest, tick(0, 40).WorkPerRequest)
+	}
+}

@@ -51,8 +51,9 @@ type PodService struct {
 	// is the tick's prompt-length delta.
 	Prefill, Prefills, PromptMean float64
 	Prompts                       signal.Histogram
-	// PrefillSeries names what Prefill was read from (SeriesTTFT,
-	// SeriesTTFTIdle, SeriesE2E) and PrefillSpread is its noise beyond
+	// PrefillSeries names what Prefill was read from where the server
+	// exports less than TTFT and queue time (SeriesTTFTIdle, SeriesE2E;
+	// empty: TTFT − queue time, the model's own series) and PrefillSpread is its noise beyond
 	// the requests' own (seconds: the decode a prefill read from the
 	// end-to-end latency was told apart from).
 	PrefillSeries string
@@ -154,7 +155,7 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 		// waited nothing; vLLM observes every request, and the counts differ
 		// only by the requests scheduled in one tick and answered in the next.
 		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/math.Max(ttft.Count, queue.Count)
-		ps.Prefills, ps.PrefillSeries = ttft.Count, SeriesTTFT
+		ps.Prefills = ttft.Count
 	case okT && ttft.Count > 0 && p.QueueTime == nil && nothingWaited(p, before):
 		// No queue-time series (Triton; llm-d's emulator, which creates it
 		// when a request first queues) and the waiting gauge at zero at
@@ -175,9 +176,9 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	svc.Pods = append(svc.Pods, ps)
 }
 
-// The series a pod's prefill time is read from (PodService.PrefillSeries).
+// The series a pod's prefill time is read from where the server exports
+// less than TTFT and queue time (PodService.PrefillSeries).
 const (
-	SeriesTTFT     = "TTFT − queue time"
 	SeriesTTFTIdle = "TTFT, nothing waiting"
 	SeriesE2E      = "e2e − queue time − decode"
 )

@@ -184,10 +184,7 @@ func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
 	ok := k.Update(x, s.Mean, r, q, lo, hi, pv, &f.PrefillRejected, resetLimit(f.Prefill))
 	if ok {
 		f.Prefill++
-		f.PrefillSeries = ""
-		if s.Series != SeriesPrefill {
-			f.PrefillSeries = s.Series
-		}
+		f.PrefillSeries = s.Series
 	}
 	return ok
 }

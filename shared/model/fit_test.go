@@ -177,7 +177,7 @@ func TestAPrefillWithASpreadCountsForLessAndNamesItsSeries(t *testing.T) {
 		}
 		return f
 	}
-	exact, noisy := fit(0, SeriesPrefill), fit(0.5, "e2e − queue time − decode")
+	exact, noisy := fit(0, ""), fit(0.5, "e2e − queue time − decode")
 	moved := func(f Fit) float64 { return f.Params(prior).Beta - prior.Beta }
 	if !(moved(noisy) > 0) || !(moved(noisy) < 0.8*moved(exact)) {
 		t.Errorf("β moved %.3g with a 0.5 s spread, %.3g without: want less, but some", moved(noisy), moved(exact))

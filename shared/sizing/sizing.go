@@ -480,14 +480,8 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 			// gauge readings: the batch turns over several times in a tick,
 			// and a noisy regressor flattens the fitted slope. The KV usage
 			// is scaled alike.
-			run, kv := ps.OutputRate*ps.ITL, ps.KV
-			switch {
-			case !ps.KVRead:
-				kv = next.Mix.KVPerSeq * run
-			case ps.Running > 0:
-				kv = ps.KV * run / ps.Running
-			}
-			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kv})
+			run := ps.OutputRate * ps.ITL
+			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kvAt(ps, next.Mix, run)})
 		}
 		if ps.Prefills >= 3 && ps.PromptMean > 0 && !o.Decode {
 			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
@@ -495,7 +489,7 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 				chunks = lengths(ps.Prompts).MeanChunks(o.Limits.ChunkTokens)
 			}
 			next.Fit.ObservePrefill(o.Prior, model.PrefillSample{Mean: ps.Prefill, Prompt: ps.PromptMean,
-				Chunks: chunks, Running: ps.Running, KV: podKV(ps, next.Mix), Requests: ps.Prefills,
+				Chunks: chunks, Running: ps.Running, KV: kvAt(ps, next.Mix, ps.Running), Requests: ps.Prefills,
 				Spread: ps.PrefillSpread, Series: ps.PrefillSeries})
 		}
 	}
@@ -549,13 +543,17 @@ func contextKV(m model.Mix) float64 {
 	return perToken * (m.PromptTokens + m.OutputTokens/2)
 }
 
-// podKV is a pod's KV usage for its prefill sample: its reading, or
-// where it has none its running sequences at the mix's share.
-func podKV(ps fleet.PodService, m model.Mix) float64 {
-	if ps.KVRead {
-		return ps.KV
+// kvAt is a pod's KV usage at running sequences: its reading scaled from
+// the gauges' running count to them, or where it has no reading the
+// mix's share of each.
+func kvAt(ps fleet.PodService, m model.Mix, running float64) float64 {
+	switch {
+	case !ps.KVRead:
+		return m.KVPerSeq * running
+	case ps.Running > 0:
+		return ps.KV * running / ps.Running
 	}
-	return m.KVPerSeq * ps.Running
+	return ps.KV
 }
 
 // queueingMiss is the share of the tick's requests that waiting pushed

@@ -311,19 +311,19 @@ func TestAReducedMetricSetFitsWhatItCan(t *testing.T) {
 		series, want string
 		spread       float64
 		ttft         bool
-	}{{fleet.SeriesTTFT, model.SeriesPrefill, 0, true}, {fleet.SeriesE2E, fleet.SeriesE2E, 0.05, false}} {
+	}{{"", model.SeriesPrefill, 0, true}, {fleet.SeriesE2E, fleet.SeriesE2E, 0.05, false}} {
 		a := prefillOnly(o, c.series, c.spread, c.ttft)
 		if a.ParamsSource != "partly fitted" || len(a.ParamsSeries) != 1 || a.ParamsSeries[0] != c.want {
-			t.Errorf("%s: source %q %v, want partly fitted from %q", c.series, a.ParamsSource, a.ParamsSeries, c.want)
+			t.Errorf("%s: source %q %v, want partly fitted from %q", c.want, a.ParamsSource, a.ParamsSeries, c.want)
 		}
 		if got := a.Params.Beta / o.Prior.Beta; got < 2.5 {
-			t.Errorf("%s: β fitted to %.2f× the prior, want near the server's 4×", c.series, got)
+			t.Errorf("%s: β fitted to %.2f× the prior, want near the server's 4×", c.want, got)
 		}
 		// The token counters give the mix over the requests that got a
 		// first token (TGI, which has no TTFT, has no counters either: its
 		// length histograms give it).
 		if c.ttft && (math.Abs(a.Mix.PromptTokens-6000)/6000 > 0.2 || math.Abs(a.Mix.OutputTokens-100)/100 > 0.5) {
-			t.Errorf("%s: mix %+v from the token counters, want near 6000 prompt and 100 output tokens", c.series, a.Mix)
+			t.Errorf("%s: mix %+v from the token counters, want near 6000 prompt and 100 output tokens", c.want, a.Mix)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"github.com/inferscale/inferscale/shared/fleet"
 	"math"
 
 	"github.com/inferscale/inferscale/shared/model"
@@ -58,4 +59,55 @@ func (o Options) staff(r, beta float64) int {
 		reserve = DecodeReserve
 	}
 	return max(n, min(int(math.Ceil(r*(1+reserve)-1e-9)), max(o.MaxPods, 1)))
+}
+
+// minDemandPods is the least demand, in pods, the queue margin is spread
+// over as β (an idle fleet's tick would otherwise divide by zero).
+const minDemandPods = 0.05
+
+// queueMargin is the margin in pods that keeps the share of requests the
+// queue makes wait past slack within the headroom's aim. The backlog of a
+// pooled queue fed work at a variance rate σ² = z·R·w'·c (w' the work due
+// within the objective per request, workRate × τ) and drained with Δ pods
+// to spare exceeds x with probability exp(−2·Δ·c·x/σ²) (reflected Brownian
+// motion); a request waits past slack when the backlog exceeds the fleet's
+// work over it, n·c·slack. With R/n ≤ 1 the aim ε holds for
+// Δ ≥ ln(1/ε)/2 · z·w'/(c·slack): a constant number of pods, where the
+// window margin grows as √R.
+func (o Options) queueMargin(p model.Params, m model.Mix, z float64, fitted bool, slack float64) float64 {
+	c := p.Ceiling(m, o.Limits).Utilisation
+	aim := o.target()
+	if w := p.Work(m); !(w > 0 && c > 0 && o.TTFTSLO > 0 && slack > 0 && aim > 0 && aim < 1) {
+		return math.Inf(1)
+	}
+	due := o.workRate(p, m, c, fitted) * o.TTFTSLO
+	return math.Log(1/aim) / 2 * max(z, 1) * due / (c * slack)
+}
+
+// queueSlack is what the objective leaves a request to wait: the TTFT
+// objective less the isolated prefill of the 90th-percentile prompt (of
+// the recent lengths; the mix's mean without them; one token in a decode
+// pool, whose requests arrive prefilled), at least a quarter of it. Long
+// prompts leave little, and the queue margin then asks more than the
+// window margin, which stands.
+func (o Options) queueSlack(p model.Params, prompts model.Lengths, m model.Mix) float64 {
+	prompt := prompts.Quantile(0.9)
+	switch {
+	case o.Decode:
+		prompt = 1
+	case math.IsNaN(prompt):
+		prompt = m.PromptTokens
+	}
+	return math.Max(o.TTFTSLO-p.Isolated(prompt, o.Limits.ChunkTokens), o.TTFTSLO/4)
+}
+
+// demandPods is the tick's demand in pods at the ceiling: its arrivals'
+// work (1 without an arrival reading: the queue margin is then spread as
+// over one pod).
+func (o Options) demandPods(v fleet.View, p model.Params, m model.Mix) float64 {
+	c := p.Ceiling(m, o.Limits).Utilisation
+	if v.ArrivalRate == nil || !(c > 0) {
+		return 1
+	}
+	return *v.ArrivalRate * p.Work(m) / c
 }

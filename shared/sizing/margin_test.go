@@ -51,12 +51,12 @@ func TestTheDecodeWorkLandsOverItsGeneration(t *testing.T) {
 	}
 
 	for _, z := range []float64{1, 4} {
-		prior, fitted, decode := o.leastHeadroom(p, decodeHeavy, z, false), o.leastHeadroom(p, decodeHeavy, z, true), d.leastHeadroom(p, decodeHeavy, z, true)
+		prior, fitted, decode := o.poissonMargin(p, decodeHeavy, z, false), o.poissonMargin(p, decodeHeavy, z, true), d.poissonMargin(p, decodeHeavy, z, true)
 		if want := PoissonZ * math.Sqrt(z*w/(c*o.TTFTSLO)); !near(prior, want) {
-			t.Errorf("z %g, not fitted: least β %.4g, want PoissonZ·√(z·w/(c·τ)) = %.4g", z, prior, want)
+			t.Errorf("z %g, not fitted: window margin %.4g, want PoissonZ·√(z·w/(c·τ)) = %.4g", z, prior, want)
 		}
 		if !(decode < fitted && fitted < prior) {
-			t.Errorf("z %g: least β decode %.3g, fitted unified %.3g, unfitted %.3g: want them in that order, lowest first", z, decode, fitted, prior)
+			t.Errorf("z %g: window margin decode %.3g, fitted unified %.3g, unfitted %.3g: want them in that order, lowest first", z, decode, fitted, prior)
 		}
 	}
 }
@@ -140,5 +140,45 @@ func TestADecodePoolDoesNotFitItsPromptsAsPrefills(t *testing.T) {
 	}
 	if d := fitted(true); d.Fit.Prefill != 0 || d.Fit.StepSamples() != 0 {
 		t.Errorf("a decode pool fitted %d prefill samples (%d in all); want none", d.Fit.Prefill, d.Fit.StepSamples())
+	}
+}
+
+func TestTheQueueMarginStandsWhereShortPromptsLeaveTheObjectiveToWait(t *testing.T) {
+	p := model.DefaultPrior()
+	o := options()
+	m := model.Mix{PromptTokens: 200, OutputTokens: 200, KVPerSeq: 0.0005}
+	hist := func(tokens float64) model.Lengths {
+		return model.Lengths{LE: []float64{tokens, 2 * tokens}, C: []float64{900, 1000}, Count: 1000}
+	}
+	short, long := hist(200), hist(p.LongestFeasible(o.TTFTSLO, o.Limits.ChunkTokens)*0.8)
+	shortSlack, longSlack := o.queueSlack(p, short, m), o.queueSlack(p, long, m)
+	if !(shortSlack > 0.9*o.TTFTSLO) || longSlack != o.TTFTSLO/4 {
+		t.Fatalf("slack %.3gs for short prompts, %.3gs for long ones: want nearly the objective, and its quarter", shortSlack, longSlack)
+	}
+	for _, r := range []float64{0.7, 5, 40} {
+		window := o.poissonMargin(p, m, 1, true)
+		queue := o.queueMargin(p, m, 1, true, shortSlack) / math.Sqrt(r)
+		if got := o.leastHeadroom(p, m, 1, true, r, shortSlack); got != queue || !(queue < window) {
+			t.Errorf("R %g, short prompts: least β %.3g, want the queue's %.3g, below the window's %.3g", r, got, queue, window)
+		}
+	}
+	// The long prompts leave a quarter of the objective: the queue's
+	// margin grows fourfold, and at a pod of demand the window's,
+	// the smaller, stands.
+	heavy := model.Mix{PromptTokens: 4000, OutputTokens: 100, KVPerSeq: 0.002}
+	window := o.poissonMargin(p, heavy, 4, true)
+	if got := o.leastHeadroom(p, heavy, 4, true, 1, longSlack); got != window {
+		t.Errorf("long prompts, z 4: least β %.3g, want the window margin %.3g (queue's: %.3g)", got, window, o.queueMargin(p, heavy, 4, true, longSlack))
+	}
+	// A decode pool's requests arrive prefilled: the objective is all slack.
+	d := o
+	d.Decode = true
+	if got := d.queueSlack(p, long, m); got < 0.99*o.TTFTSLO {
+		t.Errorf("decode pool: slack %.3gs, want nearly the whole objective", got)
+	}
+	// The knob is still the floor.
+	o.MinHeadroom = 2
+	if got := o.leastHeadroom(p, m, 1, true, 5, shortSlack); got != 2 {
+		t.Errorf("minHeadroom 2: least β %.3g", got)
 	}
 }

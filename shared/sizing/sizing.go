@@ -161,9 +161,15 @@ type Assessment struct {
 	Need    int     `json:"need"`
 	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
 	// their counts at the time scale of the objective (1: Poisson, see
-	// peakedness.go): β is at least √z times the Poisson margin, so
-	// Need ≥ ⌈R + PoissonZ·√(z·R·w/(c·τ))⌉.
+	// peakedness.go), which widens both margins of the least β.
 	Peakedness float64 `json:"peakedness,omitempty"`
+	// LeastBeta is the least β this tick (leastHeadroom), LeastBy the
+	// margin that sets it ("window", "queue" or "minHeadroom"), and
+	// QueueSlack the seconds the objective leaves a request to wait
+	// (queueSlack).
+	LeastBeta  float64 `json:"leastBeta"`
+	LeastBy    string  `json:"leastBy"`
+	QueueSlack float64 `json:"queueSlack"`
 	// NeedDown is the need with DownTolerance more demand: what a
 	// scale-down keeps. Hold is the largest of the needs (and of the
 	// scale-ups asked for) of the last HoldSeconds: the lowest a scale-down
@@ -282,13 +288,14 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
 	source, _ := next.Fit.Source()
 	served := o.served(next.Mix)
-	least := o.leastHeadroom(params, served, z, source == "fitted")
+	slack := o.queueSlack(params, next.Prompts, served)
+	least, margin := o.leastMargin(params, served, z, source == "fitted", o.demandPods(v, params, served), slack)
 	if next.Ticks == 0 && next.Beta == 0 {
 		next.Beta = max(InitialHeadroom, least)
 	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: o.target(), Beta: next.Beta, Peakedness: z}
+		Target: o.target(), Beta: next.Beta, Peakedness: z, LeastBeta: least, LeastBy: margin, QueueSlack: slack}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
 		return a, next
@@ -373,26 +380,59 @@ func (a Assessment) FlapWindow() float64 {
 	return FlapWindowSeconds
 }
 
-// leastHeadroom is the least β the plan keeps: the knob, and the margin
-// of the arrivals. Over the time τ in which a pod's batch must absorb
-// them (the TTFT objective for a prefill; a generation for the decode
-// work, once a fitted model tells the two apart: workRate), n requests
-// of work w arrive with a standard deviation of √n if they are Poisson,
-// √(z·n) for arrivals of peakedness z (Whitt's peakedness-adjusted
-// staffing; z learned from their counts, peakedness.go); in pods at the
-// ceiling c that is √(z·R·w/(c·τ)), i.e. β = PoissonZ·√(z·w/(c·τ)) per
-// √R. Heavier requests (long prompts) and
-// burstier arrivals get more headroom. β above this floor is the misses'
-// to teach: they already carry the traffic's burstiness, so z does not
-// scale it — it gives the margin from the first ticks, and at once when a
-// flash crowd raises z, before any request has missed.
-func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64, fitted bool) float64 {
-	least := o.MinHeadroom
-	c := p.Ceiling(m, o.Limits).Utilisation
-	if w := p.Work(m); w > 0 && c > 0 && o.TTFTSLO > 0 {
-		least = math.Max(least, PoissonZ*math.Sqrt(max(z, 1)*o.workRate(p, m, c, fitted)/c))
+// leastHeadroom is the least β the plan keeps at r pods of demand: the
+// knob, and the smaller of two margins for the arrivals' noise, both
+// sufficient on their own assumptions.
+//
+// The window margin (poissonMargin) asks that the work arriving over the
+// time in which a pod must absorb it fit the pods' capacity over that
+// time, with no credit for the queue: right where a request's own prefill
+// leaves the objective no room to wait, and what on long-prompt traffic
+// covers prefills sharing their step budget too.
+//
+// The queue margin (queueMargin) credits the queue: a fleet may let a
+// backlog build as long as the wait it causes stays within the slack the
+// objective leaves the prompts (queueSlack). Where prompts are short it is
+// far smaller than the window margin, which held ServeGen's one- and
+// two-pod fleets a pod above what they needed; where the long prompts
+// leave little slack it is the larger, and the window margin stands.
+//
+// A margin of Δ pods is β = Δ/√r. β above the least is the misses' to
+// teach: they already carry the traffic's burstiness.
+func (o Options) leastHeadroom(p model.Params, m model.Mix, z float64, fitted bool, r, slack float64) float64 {
+	least, _ := o.leastMargin(p, m, z, fitted, r, slack)
+	return least
+}
+
+// leastMargin is leastHeadroom and the margin that sets it: "window",
+// "queue", or "minHeadroom" (the knob; also where MaxHeadroom caps it).
+func (o Options) leastMargin(p model.Params, m model.Mix, z float64, fitted bool, r, slack float64) (float64, string) {
+	least, by := o.poissonMargin(p, m, z, fitted), "window"
+	if q := o.queueMargin(p, m, z, fitted, slack) / math.Sqrt(max(r, minDemandPods)); q < least {
+		least, by = q, "queue"
 	}
-	return math.Min(least, MaxHeadroom)
+	if least <= o.MinHeadroom {
+		least, by = o.MinHeadroom, "minHeadroom"
+	}
+	return math.Min(least, MaxHeadroom), by
+}
+
+// poissonMargin is the window margin as β: over the time τ in which a
+// pod's batch must absorb them (the TTFT objective for a prefill; a
+// generation for the decode work, once a fitted model tells the two
+// apart: workRate), n requests of work w arrive with a standard deviation
+// of √n if they are Poisson, √(z·n) for arrivals of peakedness z (Whitt's
+// peakedness-adjusted staffing; z learned from their counts,
+// peakedness.go); in pods at the ceiling c that is √(z·R·w/(c·τ)), i.e.
+// β = PoissonZ·√(z·w/(c·τ)) per √R. Heavier requests (long prompts) and
+// burstier arrivals get more headroom, from the first ticks and at once
+// when a flash crowd raises z, before any request has missed.
+func (o Options) poissonMargin(p model.Params, m model.Mix, z float64, fitted bool) float64 {
+	c := p.Ceiling(m, o.Limits).Utilisation
+	if w := p.Work(m); !(w > 0 && c > 0 && o.TTFTSLO > 0) {
+		return 0
+	}
+	return PoissonZ * math.Sqrt(max(z, 1)*o.workRate(p, m, c, fitted)/c)
 }
 
 // Staff is square-root staffing: ⌈r + β√r⌉ pods for r pods of offered

@@ -49,16 +49,21 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 // overload slows its streams, where a prefill queue's misses whole
 // requests, so it keeps less. Measured on the bar at 0.2–0.4 (0.1–0.35
 // for the decode pools): docs/performance.md.
-func (o Options) staff(r, beta float64) int {
+func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta) }
+
+// staffOver is staff with the reserve kept over base pods of load rather
+// than r: the forecast's point while its upper bound is the warm-up's
+// stand-in, which already covers the unforeseen (Assess).
+func (o Options) staffOver(r, base, beta float64) int {
 	n := Staff(r, beta, o.MaxPods)
-	if !(r > 0) {
+	if !(r > 0) || !(base > 0) {
 		return n
 	}
 	reserve := SurgeReserve
 	if o.Decode {
 		reserve = DecodeReserve
 	}
-	return max(n, min(int(math.Ceil(r*(1+reserve)-1e-9)), max(o.MaxPods, 1)))
+	return max(n, min(int(math.Ceil(base*(1+reserve)-1e-9)), max(o.MaxPods, 1)))
 }
 
 // minDemandPods is the least demand, in pods, the queue margin is spread

@@ -90,6 +90,68 @@ func TestAPoolKeepsAReserveForASurge(t *testing.T) {
 	}
 }
 
+// Until its errors rank it, the forecast's upper bound is a stand-in
+// (WarmupFactor × the point), itself the cover for what the forecast has
+// not seen: the reserve is kept over the point then, and over the bound
+// once the bound is learned. Stacked on the stand-in it asked 2.6 × the
+// point (fails with the reserve over the stand-in).
+func TestTheSurgeReserveIsNotStackedOnTheWarmUpStandIn(t *testing.T) {
+	o := options()
+	var st state.Service
+	var first Assessment
+	sawStandIn, sawRanked := false, false
+	for i := range 40 {
+		var a Assessment
+		a, st = Assess(view(10, 100), st, o, t0.Add(time.Duration(i)*15*time.Second))
+		if i == 0 {
+			first = a
+		}
+		point := (a.Forecast.Point + a.Backlog) * a.WorkPerRequest / a.Ceiling.Utilisation
+		stacked := o.staff(a.Offered, a.Beta)
+		if a.StandIn {
+			sawStandIn = true
+			if want := o.staffOver(a.Offered, point, a.Beta); a.Need != want {
+				t.Fatalf("tick %d, stand-in bound %.3g pods (point %.3g): need %d, want the reserve over the point, %d", i, a.Offered, point, a.Need, want)
+			}
+			if a.Offered > 1.5*point && a.Need >= stacked {
+				t.Errorf("tick %d: need %d is the reserve stacked on the stand-in (%d)", i, a.Need, stacked)
+			}
+			continue
+		}
+		sawRanked = true
+		if a.Need != stacked {
+			t.Errorf("tick %d, ranked bound %.3g pods: need %d, want the reserve over the bound, %d", i, a.Offered, a.Need, stacked)
+		}
+	}
+	if !sawStandIn || !sawRanked {
+		t.Fatalf("40 ticks of a flat demand: saw the stand-in %v, a ranked bound %v; want both", sawStandIn, sawRanked)
+	}
+	// The decision says which bound it used.
+	if !first.StandIn {
+		t.Errorf("the first tick's bound is not the stand-in: %+v", first.Forecast)
+	}
+}
+
+// β starts at the least the margins ask, not at a stated prior: the
+// arrivals' margin and the reserve cover a fleet before any request has
+// missed, and the misses raise β from there (fails with β starting at 1).
+func TestHeadroomStartsAtTheLeastTheMarginsAsk(t *testing.T) {
+	o := options()
+	a, next := Assess(view(10, 100), state.Service{}, o, t0)
+	if a.Beta != a.LeastBeta || next.Beta != a.LeastBeta {
+		t.Errorf("first tick: β %.3g (kept %.3g), want the least %.3g (%s margin)", a.Beta, next.Beta, a.LeastBeta, a.LeastBy)
+	}
+	if !(a.LeastBeta < 1) {
+		t.Fatalf("the least β is %.3g at 100 req/s of the default mix: the case does not tell a prior of 1 apart", a.LeastBeta)
+	}
+	// A state of an older build that kept a larger β keeps it: the misses
+	// taught it.
+	prev := state.Service{Beta: 2.5, Ticks: 7}
+	if b, _ := Assess(view(10, 100), prev, o, t0); b.Beta != 2.5 {
+		t.Errorf("a learned β of 2.5 became %.3g", b.Beta)
+	}
+}
+
 func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
 	plan := func(decode bool) Assessment {
 		o := options()

@@ -86,12 +86,14 @@ const (
 	// at; the rest is for what waiting does not explain (prefills slowed
 	// by sharing their budget, a first burst, a cold start).
 	WaitShare = 0.7
-	// InitialHeadroom is β before any evidence, and MinHeadroom the least
-	// it learns down to: a pod per √R, the Halfin–Whitt operating point
-	// where about one request in five would wait in an M/M/n queue. Below
-	// it a burst the forecast has not seen (a first flash crowd) finds no
-	// room at all; above it the workload's own misses decide.
-	InitialHeadroom    = 1.0
+	// DefaultMinHeadroom is the least β the plan keeps whatever the
+	// margins say (the minHeadroom knob). β starts at the least the
+	// margins ask (leastHeadroom) and the workload's own misses raise it:
+	// a burst the forecast has not seen (a first flash crowd) is what the
+	// surge reserve is for. It started at 1 (a pod per √R, the
+	// Halfin–Whitt operating point) until stop 34; that prior, on top of
+	// the reserve, held small fleets a pod above their need until misses
+	// that never came taught it down (docs/performance.md, "Stop 34").
 	DefaultMinHeadroom = 0.0
 	// PoissonZ is the one-sided margin of the Poisson headroom
 	// (leastHeadroom): three standard deviations.
@@ -155,10 +157,13 @@ type Assessment struct {
 	Ceiling      model.Ceiling `json:"ceiling"`
 	// Offered is the forecast's upper bound (with the backlog) in pods at
 	// the ceiling (R);
-	// Beta the learned headroom; Need = ⌈R + β√R⌉.
+	// Beta the learned headroom; Need = ⌈R + β√R⌉, and at least the
+	// surge reserve over R (over the point's load while StandIn: the
+	// upper bound is the warm-up's stand-in, not yet ranked by errors).
 	Offered float64 `json:"offered"`
 	Beta    float64 `json:"beta"`
 	Need    int     `json:"need"`
+	StandIn bool    `json:"standIn,omitempty"`
 	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
 	// their counts at the time scale of the objective (1: Poisson, see
 	// peakedness.go), which widens both margins of the least β.
@@ -290,9 +295,6 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	served := o.served(next.Mix)
 	slack := o.queueSlack(params, next.Prompts, served)
 	least, margin := o.leastMargin(params, served, z, source == "fitted", o.demandPods(v, params, served), slack)
-	if next.Ticks == 0 && next.Beta == 0 {
-		next.Beta = max(InitialHeadroom, least)
-	}
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
 	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
 		Target: o.target(), Beta: next.Beta, Peakedness: z, LeastBeta: least, LeastBy: margin, QueueSlack: slack}
@@ -338,12 +340,26 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	fo.Miss = o.Miss
 	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
 	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
-	a.Need = o.staff(a.Offered, a.Beta)
+	// The surge reserve is the cover for what the forecast cannot see.
+	// Until its errors rank the bound, the bound is a stand-in
+	// (WarmupFactor × the point), itself a cover for the unforeseen: the
+	// reserve is then kept over the point, not stacked on the stand-in
+	// (2.6 × the point, which held small fleets a pod or two above their
+	// need for the warm-up and then the hold).
+	a.StandIn = !fo.Calibrated(a.Forecast.Scores)
+	reserved := func(upper, point float64) float64 {
+		if a.StandIn {
+			return point
+		}
+		return upper
+	}
+	pointLoad := (a.Forecast.Point + a.Backlog) * a.WorkPerRequest / ceiling
+	a.Need = o.staffOver(a.Offered, reserved(a.Offered, pointLoad), a.Beta)
 	// A step down holds the need the rising trend brings within the flap
 	// window too: a pod given up as the load ramps is asked back minutes
 	// later (the demo's ramp, from one step to the next).
 	rise := a.Forecast.Beyond(a.FlapWindow()) * a.WorkPerRequest / ceiling
-	a.NeedDown = o.staff((a.Offered+rise)*(1+DownTolerance), a.Beta)
+	a.NeedDown = o.staffOver((a.Offered+rise)*(1+DownTolerance), reserved(a.Offered+rise, pointLoad+rise)*(1+DownTolerance), a.Beta)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}
@@ -352,7 +368,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// What the hold remembers is the need of the arrivals alone: a
 	// backlog draining is demand now, not a need to keep for minutes.
 	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
-	a.HoldNeed = max(o.staff(base, a.Beta), o.staff(base*(1+DownTolerance), a.Beta))
+	baseReserved := reserved(base, a.Forecast.Point*a.WorkPerRequest/ceiling)
+	a.HoldNeed = max(o.staffOver(base, baseReserved, a.Beta), o.staffOver(base*(1+DownTolerance), baseReserved*(1+DownTolerance), a.Beta))
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}

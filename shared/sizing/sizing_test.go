@@ -105,13 +105,18 @@ func TestAssessSizesForTheDemandAndDoesNotTouchThePrevious(t *testing.T) {
 		t.Fatalf("after 10 minutes of demand: valid %v warm %v", a.Valid, a.Warm)
 	}
 	// 100 req/s of the default mix at the default prior, flat: the need is
-	// the load in pods at the ceiling plus β√R.
+	// the load in pods at the ceiling plus β√R, and at least the surge
+	// reserve over it (the bound is ranked by now: no stand-in).
 	r := 100 * a.WorkPerRequest / a.Ceiling.Utilisation
 	if math.Abs(a.Offered-r)/r > 0.05 {
 		t.Errorf("offered %.3g pods for a flat demand of %.3g", a.Offered, r)
 	}
-	if want := Staff(a.Offered, a.Beta, o.MaxPods); a.Need != want {
-		t.Errorf("need %d, want Staff(%.3g, %.2g) = %d", a.Need, a.Offered, a.Beta, want)
+	if a.StandIn {
+		t.Errorf("after 10 minutes of a flat demand the bound is still the warm-up's stand-in")
+	}
+	want := max(Staff(a.Offered, a.Beta, o.MaxPods), int(math.Ceil(a.Offered*(1+SurgeReserve)-1e-9)))
+	if a.Need != want || a.Need != o.staff(a.Offered, a.Beta) {
+		t.Errorf("need %d, want max(Staff(%.3g, %.2g), ⌈R·(1+%.2g)⌉) = %d", a.Need, a.Offered, a.Beta, SurgeReserve, want)
 	}
 	// Twice the demand needs more pods, never fewer.
 	b, _ := Assess(view(10, 200), st, o, t0.Add(41*15*time.Second))

@@ -141,3 +141,38 @@ func TestNoTTFTExportedNeverScalesDownOnLatency(t *testing.T) {
 		t.Errorf("a fifth of the requests waited 1-5 s: target %d; reasons %q", d.Target, d.Reasons)
 	}
 }
+
+// TestWithoutTTFTTheQueueAndThePrefillTogetherAreABreach: a server that
+// exports no TTFT but its queue time, end-to-end latency and prompt
+// lengths (TGI's preset). Its requests waited little, so the queue time
+// alone reads no breach; but a fifth of its prompts are too long for any
+// pod to prefill within the objective, so the model puts a fifth of the
+// requests past it: no scale-down, where the same fleet with short
+// prompts scales down (fails with the breach read on the queue time only).
+func TestWithoutTTFTTheQueueAndThePrefillTogetherAreABreach(t *testing.T) {
+	view := func(longShare float64) fleet.View {
+		v := fleet.View{Ready: 10, ArrivalRate: p(1), StartupSeconds: 60, Pods: pods(10), LatencyRequests: 100, E2EP95: p(1), KVMean: p(0.01)}
+		v.Service.Queue = signal.Histogram{Count: 100, Sum: 1, Buckets: []signal.Bucket{{UpperBound: 0.1, Count: 100}, {UpperBound: 5, Count: 100}}}
+		short := 100 * (1 - longShare)
+		v.Service.Prompts = signal.Histogram{Count: 100, Sum: short*500 + (100-short)*400000,
+			Buckets: []signal.Bucket{{UpperBound: 1000, Count: short}, {UpperBound: 500000, Count: 100}}}
+		return v
+	}
+	for _, c := range []struct {
+		long   float64
+		breach bool
+	}{{0, false}, {0.2, true}} {
+		cfg := knobs.Defaults()
+		cfg.MaxReplicas = 20
+		cfg.E2ESLO = 30 * time.Second // what judges the latency low without a TTFT
+		st := state.New()
+		d := steady(t, st, cfg, view(c.long), 10, 45)
+		held := hasReason(d, "the model puts")
+		switch {
+		case c.breach && (d.Target < 10 || !held):
+			t.Errorf("a fifth of the prompts past any pod's prefill, no TTFT exported: target %d, reasons %q; want no scale-down, for the model's reading of the breach", d.Target, d.Reasons)
+		case !c.breach && (d.Target >= 10 || held):
+			t.Errorf("short prompts that waited little: target %d, reasons %q; want the low load to scale down (else the case proves nothing)", d.Target, d.Reasons)
+		}
+	}
+}

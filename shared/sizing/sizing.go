@@ -198,7 +198,13 @@ type Assessment struct {
 	// scheduled pushed past the objective (nil: no reading), against the
 	// Target share the headroom aims it at.
 	QueueingMiss *float64 `json:"queueingMiss,omitempty"`
-	Target       float64  `json:"target"`
+	// TTFTMissEstimate is the share of this tick's requests whose time in
+	// the queue and isolated prefill together pass the TTFT objective
+	// (QueueingMiss and the prompts no idle pod prefills in time): what
+	// the model reads of the TTFT misses, which a server that exports no
+	// TTFT (TGI) does not say (nil without a queue-time reading).
+	TTFTMissEstimate *float64 `json:"ttftMissEstimate,omitempty"`
+	Target           float64  `json:"target"`
 	// LoadMiss is the share of this tick's requests that load pushed past
 	// the objective (nil: no reading): the waiting, and in a breach every
 	// miss beyond the prompts no idle pod prefills in time — prefills
@@ -318,6 +324,9 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// misses then are the plan's delay, which headroom cannot fix.
 	a.Below = v.Starting > 0 || v.Ready < prev.Planned
 	a.QueueingMiss = queueingMiss(&next, v.Service, params, o)
+	if a.QueueingMiss != nil {
+		a.TTFTMissEstimate = new(*a.QueueingMiss + infeasibleShare(&next, v.Service, params, o))
+	}
 	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
 	raw := a.LoadMiss
 	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)

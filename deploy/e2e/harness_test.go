@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -552,6 +553,17 @@ func (d *deployment) heldBetween(t *testing.T, want int, a, b time.Time, what st
 	time.Sleep(time.Until(b.Add(300 * time.Millisecond))) // one more sample after b
 	if seen := d.history.between(a, b); len(seen) != 1 || seen[0] != want {
 		t.Fatalf("%s: replicas went %v between %s and %s, want %d held", what, seen, a.Format("15:04:05.0"), b.Format("15:04:05.0"), want)
+	}
+}
+
+// heldAtLeast is heldBetween for a floor: the replicas never went below want between a and b (a scale-up the
+// plan asks for meanwhile is not what the caller checks).
+func (d *deployment) heldAtLeast(t *testing.T, want int, a, b time.Time, what string) {
+	t.Helper()
+	time.Sleep(time.Until(b.Add(300 * time.Millisecond))) // one more sample after b
+	seen := d.history.between(a, b)
+	if len(seen) == 0 || slices.Min(seen) < want {
+		t.Fatalf("%s: replicas went %v between %s and %s, want none below %d", what, seen, a.Format("15:04:05.0"), b.Format("15:04:05.0"), want)
 	}
 }
 

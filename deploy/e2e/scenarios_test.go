@@ -275,8 +275,8 @@ func prometheusLatency(t *testing.T, e *environment) *deployment {
 // forecast — lives in the state ConfigMap, so it survives a CPA pod deletion and a change to the CustomPodAutoscaler
 // (the operator deletes and recreates the pod on every change). After the load falls and both happen, the state
 // still holds the needs recorded before them and goes on counting ticks from where it was (a fresh state would
-// start from zero and hold every scale-down for one hold of warm-up), and the replicas stay at the hold's need
-// until those needs expire; then the scale-down comes.
+// start from zero and hold every scale-down for one hold of warm-up), and the replicas stay at or above the
+// hold's need until those needs expire; then the scale-down comes.
 func planHoldSurvives(t *testing.T, e *environment) *deployment {
 	// A hold long enough that the needs recorded before the pod deletion and the CR change are still inside it
 	// after both.
@@ -322,8 +322,10 @@ func planHoldSurvives(t *testing.T, e *environment) *deployment {
 	}
 	t.Logf("across the restart and the CR change (%s): plan ticks %d -> %d, hold still holds the need of %d from %s",
 		time.Since(dropped).Round(time.Second), before.Service.Ticks, after.Service.Ticks, last.Pods, last.At.Format("15:04:05"))
-	// The hold keeps s at least until the last need of s recorded before the restart expires.
-	d.heldBetween(t, s, dropped, last.At.Add(longHold-tick), "the plan's hold across a CPA restart and a CR change")
+	// The hold keeps s at least until the last need of s recorded before the restart expires. At least: the
+	// plan's first ticks after the load fell still read its level from the busy minutes (Holt's lag) and may ask
+	// a pod more than the fleet settled at, as the hold's larger need did before (CI at 3b1067d: 3 -> 4).
+	d.heldAtLeast(t, s, dropped, last.At.Add(longHold-tick), "the plan's hold across a CPA restart and a CR change")
 	r, at := d.expectReplicas(t, 4*time.Minute, "idle fleet after the hold", func(r int) bool { return r < s })
 	t.Logf("first scale-down %d -> %d %s after the load fell (hold %s)", s, r, at.Sub(dropped).Round(time.Second), longHold)
 	return d

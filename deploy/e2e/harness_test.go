@@ -550,8 +550,7 @@ func (h *replicaHistory) between(a, b time.Time) []int {
 // heldBetween fails the test unless the replica count was want all the time from a to b, waiting until b.
 func (d *deployment) heldBetween(t *testing.T, want int, a, b time.Time, what string) {
 	t.Helper()
-	time.Sleep(time.Until(b.Add(300 * time.Millisecond))) // one more sample after b
-	if seen := d.history.between(a, b); len(seen) != 1 || seen[0] != want {
+	if seen := d.seenBetween(a, b); len(seen) != 1 || seen[0] != want {
 		t.Fatalf("%s: replicas went %v between %s and %s, want %d held", what, seen, a.Format("15:04:05.0"), b.Format("15:04:05.0"), want)
 	}
 }
@@ -560,11 +559,15 @@ func (d *deployment) heldBetween(t *testing.T, want int, a, b time.Time, what st
 // plan asks for meanwhile is not what the caller checks).
 func (d *deployment) heldAtLeast(t *testing.T, want int, a, b time.Time, what string) {
 	t.Helper()
-	time.Sleep(time.Until(b.Add(300 * time.Millisecond))) // one more sample after b
-	seen := d.history.between(a, b)
-	if len(seen) == 0 || slices.Min(seen) < want {
+	if seen := d.seenBetween(a, b); len(seen) == 0 || slices.Min(seen) < want {
 		t.Fatalf("%s: replicas went %v between %s and %s, want none below %d", what, seen, a.Format("15:04:05.0"), b.Format("15:04:05.0"), want)
 	}
+}
+
+// seenBetween waits until b has passed (and one more sample) and returns the replica counts seen between a and b.
+func (d *deployment) seenBetween(a, b time.Time) []int {
+	time.Sleep(time.Until(b.Add(300 * time.Millisecond)))
+	return d.history.between(a, b)
 }
 
 // waitScrapes waits until the emulated servers answered (or failed) n more scrapes.

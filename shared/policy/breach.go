@@ -22,9 +22,9 @@ func breach(in Input, c Config) string {
 		if waited := 1 - queueCDF(q, c.TTFTSLO.Seconds()); waited > 0.05 {
 			return fmt.Sprintf("%.3g%% of requests waited longer than the TTFT objective %s", 100*waited, c.TTFTSLO)
 		}
-	}
-	if missed := estimatedTTFTMiss(in, c); missed > 0.05 {
-		return fmt.Sprintf("the model puts %.3g%% of requests past the TTFT objective %s (time in the queue and isolated prefill: the server exports no TTFT)", 100*missed, c.TTFTSLO)
+		if missed := estimatedTTFTMiss(in); missed > 0.05 {
+			return fmt.Sprintf("the model puts %.3g%% of requests past the TTFT objective %s (time in the queue and isolated prefill: the server exports no TTFT)", 100*missed, c.TTFTSLO)
+		}
 	}
 	if in.LatencyRequests < c.LatencyMinRequests {
 		return ""
@@ -41,18 +41,15 @@ func breach(in Input, c Config) string {
 	return ""
 }
 
-// estimatedTTFTMiss is, where the server exports no TTFT but a
-// queue-time histogram (TGI's preset), the plan's reading of the share of
-// requests past the TTFT objective: their time in the queue and their
-// isolated prefill together (0 otherwise, or without a plan). Read on the
-// queue time alone, a missing TTFT read as no prefill at all: long prompts
-// that waited little missed the objective and nothing held a scale-down.
-func estimatedTTFTMiss(in Input, c Config) float64 {
-	q := in.Service.Queue
-	if c.TTFTSLO <= 0 || in.Service.TTFT.Count > 0 || q.Count < float64(max(c.LatencyMinRequests, 1)) {
-		return 0
-	}
-	if p := in.Plan; p != nil && p.TTFTMissEstimate != nil {
+// estimatedTTFTMiss is, on a tick that read queue times but no first
+// token (the server exports no TTFT: TGI's preset), the plan's reading of
+// the share of requests past the TTFT objective: their time in the queue
+// and their isolated prefill together (0 otherwise, or without a plan).
+// Read on the queue time alone, a missing TTFT read as no prefill at all:
+// long prompts that waited little missed the objective and nothing held a
+// scale-down.
+func estimatedTTFTMiss(in Input) float64 {
+	if p := in.Plan; in.Service.TTFT.Count <= 0 && p != nil && p.TTFTMissEstimate != nil {
 		return *p.TTFTMissEstimate
 	}
 	return 0

@@ -356,19 +356,21 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// (2.6 × the point, which held small fleets a pod or two above their
 	// need for the warm-up and then the hold).
 	a.StandIn = !fo.Calibrated(a.Forecast.Scores)
-	reserved := func(upper, point float64) float64 {
-		if a.StandIn {
-			return point
+	// plan staffs upper pods of load (point at the forecast's point) with
+	// the demand scaled by scale.
+	plan := func(upper, point, scale float64) int {
+		if !a.StandIn {
+			point = upper
 		}
-		return upper
+		return o.staffOver(upper*scale, point*scale, a.Beta)
 	}
 	pointLoad := (a.Forecast.Point + a.Backlog) * a.WorkPerRequest / ceiling
-	a.Need = o.staffOver(a.Offered, reserved(a.Offered, pointLoad), a.Beta)
+	a.Need = plan(a.Offered, pointLoad, 1)
 	// A step down holds the need the rising trend brings within the flap
 	// window too: a pod given up as the load ramps is asked back minutes
 	// later (the demo's ramp, from one step to the next).
 	rise := a.Forecast.Beyond(a.FlapWindow()) * a.WorkPerRequest / ceiling
-	a.NeedDown = o.staffOver((a.Offered+rise)*(1+DownTolerance), reserved(a.Offered+rise, pointLoad+rise)*(1+DownTolerance), a.Beta)
+	a.NeedDown = plan(a.Offered+rise, pointLoad+rise, 1+DownTolerance)
 	if a.Demand > 0 || v.Waiting > 0 {
 		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
 	}
@@ -377,8 +379,8 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	// What the hold remembers is the need of the arrivals alone: a
 	// backlog draining is demand now, not a need to keep for minutes.
 	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
-	baseReserved := reserved(base, a.Forecast.Point*a.WorkPerRequest/ceiling)
-	a.HoldNeed = max(o.staffOver(base, baseReserved, a.Beta), o.staffOver(base*(1+DownTolerance), baseReserved*(1+DownTolerance), a.Beta))
+	basePoint := a.Forecast.Point * a.WorkPerRequest / ceiling
+	a.HoldNeed = max(plan(base, basePoint, 1), plan(base, basePoint, 1+DownTolerance))
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}

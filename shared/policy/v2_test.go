@@ -293,8 +293,9 @@ func TestAnUnfittedModelNeverScalesDownInABreach(t *testing.T) {
 // TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone: waiting pushed
 // a tick's requests past the objective at a fleet well above the plan's
 // need (long prompts colliding on a pod). While the recent requests
-// missed it less often than the plan aims at, the miss budget pays for the
-// tick: no pod more (each was held and the next breach added another on
+// missed it less often than the objective allows (1 − sloAttainment:
+// the whole budget, not the share the plan's headroom aims at), the miss
+// budget pays for the tick: no pod more (each was held and the next breach added another on
 // top), and the breach still removes none. Once the budget is overspent,
 // the pod comes.
 func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
@@ -310,6 +311,10 @@ func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
 		want          int
 	}{
 		{"within the budget", 5, 5, false, 6},
+		// Past the share the plan's headroom aims at (70 % of the
+		// budget), within the objective's whole budget: the latency
+		// rule spends the budget, the headroom plans for its share.
+		{"past the plan's aim, within the budget", 150, 150, false, 6},
 		{"budget overspent", 400, 400, true, 7},
 		// The window's misses were a smaller fleet's: these 6 pods meet it.
 		{"overspent before the fleet grew", 400, 5, false, 6},

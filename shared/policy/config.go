@@ -79,7 +79,7 @@ type Config struct {
 	// Policy v2: the learned service model, the calibrated forecast and
 	// the sizing from both (package sizing), drain-aware scale-down.
 	ServiceModel        bool          `setting:"serviceModel" default:"true" doc:"size the fleet from the learned service model and a calibrated demand forecast over the startup horizon (policy v2); false keeps v1's demand rule, windows and cooldowns"`
-	SLOAttainment       float64       `setting:"sloAttainment" default:"0.99" min:"0.5" max:"0.9999" doc:"the share of feasible requests whose TTFT must meet ttftSLO; the sizing plans for half the miss budget"`
+	SLOAttainment       float64       `setting:"sloAttainment" default:"0.99" min:"0.5" max:"0.9999" doc:"the share of feasible requests whose TTFT must meet ttftSLO: the headroom plans for 70 % of the miss budget, and a latency breach adds a pod once the recent requests spent all of it"`
 	MetricLag           time.Duration `setting:"metricLag" default:"15s" min:"0" max:"10m" doc:"how old the metrics are when evaluate reads them; part of the horizon H = startup p90 + tickInterval + metricLag"`
 	TickInterval        time.Duration `setting:"tickInterval" default:"15s" min:"1s" max:"10m" doc:"CPA's interval between ticks (its interval key, in ms there); part of the horizon"`
 	ScaleDownHold       time.Duration `setting:"scaleDownHold" default:"8m" min:"0" max:"1h" doc:"a v2 scale-down goes no lower than the largest need of the last max(H, scaleDownHold), so a burst that just ended does not flap"`

@@ -295,9 +295,9 @@ func TestAnUnfittedModelNeverScalesDownInABreach(t *testing.T) {
 // need (long prompts colliding on a pod). While the recent requests
 // missed it less often than the objective allows (1 − sloAttainment:
 // the whole budget, not the share the plan's headroom aims at), the miss
-// budget pays for the tick: no pod more (each was held and the next breach added another on
-// top), and the breach still removes none. Once the budget is overspent,
-// the pod comes.
+// budget pays for the tick: no pod more (each was held and the next
+// breach added another on top), and the breach still removes none. Once
+// the budget is overspent, the pod comes.
 func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
 	cfg := knobs.Defaults()
 	v := fleet.View{Ready: 6, ArrivalRate: p(2), StartupSeconds: 60, TTFTP95: p(6), LatencyRequests: 300}

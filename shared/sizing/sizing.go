@@ -216,9 +216,9 @@ type Assessment struct {
 	// Spent is the share of the recent requests (half-life
 	// BudgetHalfLife; those at this ready fleet once there are enough)
 	// that missed the objective beyond the prompts no pod prefills in
-	// time, nil while too few requests were seen (budget.go):
-	// a breach that leaves it within Target is paid from the miss budget,
-	// not with a pod more.
+	// time, nil while too few requests were seen (budget.go): a breach
+	// that leaves it within the objective's budget (1 − Attainment) is
+	// paid from it (policy.withinBudget), not with a pod more.
 	Spent *float64 `json:"spent,omitempty"`
 	// SpentFleet is the ready fleet Spent was read at, over the ticks
 	// since the fleet last grew (0: over the whole window, too few

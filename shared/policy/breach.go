@@ -22,7 +22,7 @@ func breach(in Input, c Config) string {
 		if waited := 1 - queueCDF(q, c.TTFTSLO.Seconds()); waited > 0.05 {
 			return fmt.Sprintf("%.3g%% of requests waited longer than the TTFT objective %s", 100*waited, c.TTFTSLO)
 		}
-		if missed := estimatedTTFTMiss(in); missed > 0.05 {
+		if missed := estimatedTTFTMiss(in, c); missed > 0.05 {
 			return fmt.Sprintf("the model puts %.3g%% of requests past the TTFT objective %s (time in the queue and isolated prefill: the server exports no TTFT)", 100*missed, c.TTFTSLO)
 		}
 	}
@@ -48,8 +48,8 @@ func breach(in Input, c Config) string {
 // Read on the queue time alone, a missing TTFT read as no prefill at all:
 // long prompts that waited little missed the objective and nothing held a
 // scale-down.
-func estimatedTTFTMiss(in Input) float64 {
-	if p := in.Plan; in.Service.TTFT.Count <= 0 && p != nil && p.TTFTMissEstimate != nil {
+func estimatedTTFTMiss(in Input, c Config) float64 {
+	if p := in.Plan; ttftUnexported(in, c) && p != nil && p.TTFTMissEstimate != nil {
 		return *p.TTFTMissEstimate
 	}
 	return 0

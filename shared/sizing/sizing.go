@@ -377,10 +377,12 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	next.Ticks++
 	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
 	// What the hold remembers is the need of the arrivals alone: a
-	// backlog draining is demand now, not a need to keep for minutes.
+	// backlog draining is demand now, not a need to keep for minutes. It
+	// keeps the step down's tolerance too (β ≥ 0, so staffing grows with
+	// the load: the larger of the two scales).
 	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
 	basePoint := a.Forecast.Point * a.WorkPerRequest / ceiling
-	a.HoldNeed = max(plan(base, basePoint, 1), plan(base, basePoint, 1+DownTolerance))
+	a.HoldNeed = plan(base, basePoint, 1+DownTolerance)
 	if a.Demand > 0 {
 		a.HoldNeed = max(a.HoldNeed, 1)
 	}

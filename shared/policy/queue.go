@@ -26,5 +26,5 @@ func queue(in Input, c Config) Rule {
 		r.Proposal = ceilInt(in.allReady(load) / c.QueueTarget)
 		r.Note = fmt.Sprintf("%s %.3g per ready pod > target %g", name, per, c.QueueTarget)
 	}
-	return drainedInTime(r, in, c)
+	return absorbedInTime(r, in, c)
 }

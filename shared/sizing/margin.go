@@ -48,7 +48,9 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 // work over its generation, the reserve is stated. A decode pool's
 // overload slows its streams, where a prefill queue's misses whole
 // requests, so it keeps less. Measured on the bar at 0.2–0.4 (0.1–0.35
-// for the decode pools): docs/performance.md.
+// for the decode pools): docs/performance.md. The reserve may fall short
+// of its share by ReserveTolerance of a pod (measured at 0, 0.1, 0.25 and
+// 0.5: docs/performance.md, "Stop 36").
 func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta) }
 
 // staffOver is staff with the reserve kept over base pods of load rather
@@ -63,7 +65,13 @@ func (o Options) staffOver(r, base, beta float64) int {
 	if o.Decode {
 		reserve = DecodeReserve
 	}
-	return max(n, min(int(math.Ceil(base*(1+reserve)-1e-9)), max(o.MaxPods, 1)))
+	return max(n, min(int(reservePods(base, reserve)), max(o.MaxPods, 1)))
+}
+
+// reservePods is the pods that keep reserve (a share) of base pods of load
+// spare, within ReserveTolerance of a pod.
+func reservePods(base, reserve float64) int {
+	return int(math.Ceil(base*(1+reserve) - ReserveTolerance))
 }
 
 // minDemandPods is the least demand, in pods, the queue margin is spread

@@ -70,13 +70,24 @@ func TestAPoolKeepsAReserveForASurge(t *testing.T) {
 			o       Options
 			reserve float64
 		}{{o, SurgeReserve}, {d, DecodeReserve}} {
-			if got, want := c.o.staff(r, 0), int(math.Ceil(r*(1+c.reserve)-1e-9)); got != want {
-				t.Errorf("decode %v, R %.3g at β 0: %d pods, want ⌈R·(1+%.2g)⌉ = %d", c.o.Decode, r, got, c.reserve, want)
+			if got, want := c.o.staff(r, 0), int(math.Ceil(r*(1+c.reserve)-ReserveTolerance)); got != want {
+				t.Errorf("decode %v, R %.3g at β 0: %d pods, want ⌈R·(1+%.2g) − %g⌉ = %d", c.o.Decode, r, got, c.reserve, ReserveTolerance, want)
 			}
 			// A learned β above the reserve still decides.
 			if got, want := c.o.staff(r, 4), Staff(r, 4, c.o.MaxPods); got < want {
 				t.Errorf("decode %v, R %.3g at β 4: %d pods, want at least the square-root staffing's %d", c.o.Decode, r, got, want)
 			}
+		}
+	}
+	// The reserve is a share, kept within a tenth of a pod: a one-pod fleet
+	// a hair short of it (R·1.3 = 1.002 pods) does not buy a second pod,
+	// one a tenth of a pod or more short of it does.
+	for _, c := range []struct {
+		r    float64
+		want int
+	}{{0.771, 1}, {0.76, 1}, {0.85, 2}, {10, 13}, {10.05, 13}, {10.1, 14}} {
+		if got := o.staff(c.r, 0); got != c.want {
+			t.Errorf("R %.3g at β 0: %d pods, want %d (R·1.3 = %.4g, within %g of a pod)", c.r, got, c.want, c.r*1.3, ReserveTolerance)
 		}
 	}
 	d.MaxPods = 8
@@ -171,7 +182,7 @@ func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
 		t.Fatalf("decode pool: %.4g GPU-s a request, want %.4g (its one computed prompt token), below the unified pool's %.4g",
 			d.WorkPerRequest, want, u.WorkPerRequest)
 	}
-	if reserve := int(math.Ceil(d.Offered * (1 + DecodeReserve))); d.Need < reserve {
+	if reserve := reservePods(d.Offered, DecodeReserve); d.Need < reserve {
 		t.Errorf("decode pool: need %d at R %.3g, want at least its reserve, %d", d.Need, d.Offered, reserve)
 	}
 	if !(d.Need < u.Need) {

@@ -112,6 +112,11 @@ const (
 	// (margin.go).
 	SurgeReserve  = 0.3
 	DecodeReserve = 0.2
+	// ReserveTolerance (pods) is how far short of its share the reserve
+	// may fall before it buys a pod: the share is a measured cover, not a
+	// bound, and a one-pod fleet 0.2 % short of it (R·1.3 = 1.002 pods at
+	// R = 0.771) bought a whole pod more and held it (margin.go).
+	ReserveTolerance = 0.1
 	// mixHalfLife (seconds) is how fast the request mix and the prompt
 	// lengths fade.
 	mixHalfLife = 1800

@@ -114,7 +114,7 @@ func TestAssessSizesForTheDemandAndDoesNotTouchThePrevious(t *testing.T) {
 	if a.StandIn {
 		t.Errorf("after 10 minutes of a flat demand the bound is still the warm-up's stand-in")
 	}
-	want := max(Staff(a.Offered, a.Beta, o.MaxPods), int(math.Ceil(a.Offered*(1+SurgeReserve)-1e-9)))
+	want := max(Staff(a.Offered, a.Beta, o.MaxPods), reservePods(a.Offered, SurgeReserve))
 	if a.Need != want || a.Need != o.staff(a.Offered, a.Beta) {
 		t.Errorf("need %d, want max(Staff(%.3g, %.2g), ⌈R·(1+%.2g)⌉) = %d", a.Need, a.Offered, a.Beta, SurgeReserve, want)
 	}

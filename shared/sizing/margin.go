@@ -65,7 +65,7 @@ func (o Options) staffOver(r, base, beta float64) int {
 	if o.Decode {
 		reserve = DecodeReserve
 	}
-	return max(n, min(int(reservePods(base, reserve)), max(o.MaxPods, 1)))
+	return max(n, min(reservePods(base, reserve), max(o.MaxPods, 1)))
 }
 
 // reservePods is the pods that keep reserve (a share) of base pods of load

@@ -44,6 +44,10 @@ type State struct {
 	// Covered and Missed count resolved forecasts (for reports).
 	Covered int `json:"covered,omitempty"`
 	Missed  int `json:"missed,omitempty"`
+	// Excess are the recent resolved horizons' mean demand over the
+	// upper bound forecast for them, less one (negative: within it),
+	// oldest first: what the surges the bound did not foresee were.
+	Excess []float64 `json:"excess,omitempty"`
 }
 
 // Pending is one forecast waiting for its horizon.
@@ -53,6 +57,9 @@ type Pending struct {
 	Forecast float64   `json:"forecast"`
 	Upper    float64   `json:"upper"`
 	Peak     float64   `json:"peak"`
+	// Sum and Seen add up the demand observed over the horizon.
+	Sum  float64 `json:"sum,omitempty"`
+	Seen int     `json:"seen,omitempty"`
 }
 
 // Options set the forecaster.
@@ -202,12 +209,17 @@ func resolve(st *State, y float64, now time.Time, o Options) {
 		}
 		if now.After(p.At) {
 			p.Peak = math.Max(p.Peak, y)
+			p.Sum += y
+			p.Seen++
 		}
 		if now.Before(p.Due) {
 			kept = append(kept, p)
 			continue
 		}
 		st.Scores = append(st.Scores, math.Sqrt(y+o.Epsilon)-math.Sqrt(p.Forecast+o.Epsilon))
+		if p.Seen > 0 && p.Upper > 0 {
+			st.Excess = append(st.Excess, p.Sum/float64(p.Seen)/p.Upper-1)
+		}
 		miss := 0.0
 		if y > p.Upper {
 			miss = 1
@@ -223,6 +235,9 @@ func resolve(st *State, y float64, now time.Time, o Options) {
 	st.Pending = kept
 	if over := len(st.Scores) - o.MaxScores; over > 0 {
 		st.Scores = append(st.Scores[:0], st.Scores[over:]...)
+	}
+	if over := len(st.Excess) - o.MaxScores; over > 0 {
+		st.Excess = append(st.Excess[:0], st.Excess[over:]...)
 	}
 	// A horizon's worth of ticks at most (a clock jump forward resolves
 	// the rest on the next tick).
@@ -281,4 +296,14 @@ func (st State) Clone() State {
 	c.Scores = append([]float64(nil), st.Scores...)
 	c.Pending = append([]Pending(nil), st.Pending...)
 	return c
+}
+
+// Surge is the q-quantile of the recent horizons' mean demand over their
+// upper bound, less one (at least 0), and whether a full window of them
+// (MaxScores) backs it.
+func (st State) Surge(q float64, o Options) (float64, bool) {
+	if len(st.Excess) == 0 {
+		return 0, false
+	}
+	return math.Max(0, quantile(st.Excess, q)), o.MaxScores > 0 && len(st.Excess) >= o.MaxScores
 }

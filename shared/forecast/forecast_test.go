@@ -237,3 +237,55 @@ func TestBeyondIsTheRisingTrendsStraightLinePastTheHorizon(t *testing.T) {
 		t.Errorf("the rise beyond the horizon must exceed the damped trend's %g", damped)
 	}
 }
+
+// The surge is what the horizons brought beyond the upper bound forecast
+// for them: nothing to learn from before a full window of them, about
+// nothing on a steady Poisson load (its mean over a horizon stays within
+// the bound), and the jump of a flash crowd while its horizons are in
+// the window, gone again once they have left it.
+func TestSurgeIsWhatTheHorizonsBroughtBeyondTheirBound(t *testing.T) {
+	o := DefaultOptions(2 * time.Minute)
+	o.MaxScores = 60
+	rng := rand.New(rand.NewPCG(3, 4))
+	var st State
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+	i := 0
+	for ; ; i++ {
+		Observe(&st, poisson(rng, 60)/15, at(i), o)
+		if _, full := st.Surge(0.99, o); full {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("%d ticks and the window (%d horizons) is not full: %d", i, o.MaxScores, len(st.Excess))
+		}
+	}
+	if i < o.MaxScores {
+		t.Fatalf("full after %d ticks, fewer than the %d horizons the window holds", i, o.MaxScores)
+	}
+	if s, _ := st.Surge(0.99, o); s > 0.03 {
+		// A tick's rate over the bound (not the horizon's mean) reads
+		// 0.045 here: the arrivals' noise, which the queue absorbs.
+		t.Errorf("steady Poisson load at 4 req/s: surge %.3g, want under 0.03", s)
+	}
+	// A crowd doubles the load for 3 minutes.
+	crowd := i + 12
+	peak := 0.0
+	for ; i < crowd+12+o.MaxScores+20; i++ {
+		rate := poisson(rng, 60) / 15
+		if i >= crowd && i < crowd+12 {
+			rate *= 2
+		}
+		Observe(&st, rate, at(i), o)
+		s, _ := st.Surge(0.99, o)
+		peak = math.Max(peak, s)
+	}
+	if peak < 0.5 {
+		t.Errorf("a crowd that doubled the load: surge peaked at %.3g, want at least 0.5", peak)
+	}
+	if s, full := st.Surge(0.99, o); !full || s > 0.05 {
+		t.Errorf("a window after the crowd: surge %.3g (full %v), want under 0.05 again", s, full)
+	}
+	if len(st.Excess) > o.MaxScores {
+		t.Errorf("%d excesses kept, want at most %d", len(st.Excess), o.MaxScores)
+	}
+}

@@ -42,12 +42,16 @@ func planNote(p *sizing.Assessment) string {
 	if p.StandIn {
 		bound = "(the warm-up's stand-in for the unranked bound; the surge reserve is over the point)"
 	}
+	reserve := "the prior"
+	if p.ReserveLearned {
+		reserve = "learned from the last hour's horizons"
+	}
 	return fmt.Sprintf("demand %.3g pods of work ((%.3g req/s + backlog %.3g) × %.3g GPU-s); arrivals forecast %.3g req/s over H=%.0fs (level %.3g, trend %+.3g/s), "+
 		"upper %.3g %s; one pod carries %.3g (%s-bound, %.3g req/s; %s model, %d samples); "+
-		"R=%.3g pods + headroom β %.2g·√R (least %.2g, the %s margin, %.2gs of slack to wait, arrivals' peakedness z %.3g) -> %d pods, hold %d for %.0fs",
+		"R=%.3g pods + headroom β %.2g·√R (least %.2g, the %s margin, %.2gs of slack to wait, arrivals' peakedness z %.3g), surge reserve %.0f%% (%s) -> %d pods, hold %d for %.0fs",
 		p.Demand, p.ArrivalRate, p.Backlog, p.WorkPerRequest, f.Point, f.Horizon, f.Level, f.Trend, f.Upper, bound,
 		p.Ceiling.Utilisation, p.Ceiling.Bound, p.Ceiling.RequestsPerSecond, p.ParamsSource, p.Samples,
-		p.Offered, p.Beta, p.LeastBeta, p.LeastBy, p.QueueSlack, p.Peakedness, p.Need, p.Hold, p.HoldSeconds)
+		p.Offered, p.Beta, p.LeastBeta, p.LeastBy, p.QueueSlack, p.Peakedness, 100*p.Reserve, reserve, p.Need, p.Hold, p.HoldSeconds)
 }
 
 // queueingMiss is the plan's reading of the share of this tick's

@@ -1,9 +1,10 @@
 package sizing
 
 import (
-	"github.com/inferscale/inferscale/shared/fleet"
 	"math"
 
+	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/forecast"
 	"github.com/inferscale/inferscale/shared/model"
 )
 
@@ -38,8 +39,9 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 }
 
 // staff is the plan's fleet for r pods of offered load at headroom β:
-// square-root staffing (Staff), and at least SurgeReserve of the load
-// more (DecodeReserve in a decode pool). The reserve is what meets a
+// square-root staffing (Staff), and at least the prior reserve,
+// SurgeReserve of the load more (DecodeReserve in a decode pool; the plan
+// keeps what surgeReserve learned instead, staffOver). The reserve is what meets a
 // surge before new pods are ready — a flash crowd that doubles the load
 // within seconds finds only the pods already there, and the pods asked
 // for then arrive a startup later. The margin over the objective had
@@ -51,21 +53,49 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 // for the decode pools): docs/performance.md. The reserve may fall short
 // of its share by ReserveTolerance of a pod (measured at 0, 0.1, 0.25 and
 // 0.5: docs/performance.md, "Stop 36").
-func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta) }
+func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta, o.priorReserve()) }
 
-// staffOver is staff with the reserve kept over base pods of load rather
-// than r: the forecast's point while its upper bound is the warm-up's
-// stand-in, which already covers the unforeseen (Assess).
-func (o Options) staffOver(r, base, beta float64) int {
+// staffOver is staff with reserve (a share) kept over base pods of load
+// rather than r: the forecast's point while its upper bound is the
+// warm-up's stand-in, which already covers the unforeseen (Assess).
+func (o Options) staffOver(r, base, beta, reserve float64) int {
 	n := Staff(r, beta, o.MaxPods)
 	if !(r > 0) || !(base > 0) {
 		return n
 	}
-	reserve := SurgeReserve
-	if o.Decode {
-		reserve = DecodeReserve
-	}
 	return max(n, min(reservePods(base, reserve), max(o.MaxPods, 1)))
+}
+
+// priorReserve is the surge reserve before the workload's own forecast
+// errors say what its surges are.
+func (o Options) priorReserve() float64 {
+	if o.Decode {
+		return DecodeReserve
+	}
+	return SurgeReserve
+}
+
+// surgeReserve is the share of its load the plan keeps for a surge, and
+// whether the workload taught it. The prior (SurgeReserve, DecodeReserve
+// in a decode pool) was sized for a flash crowd the forecast cannot see
+// coming, and a workload that has shown none pays it in every pod: a
+// ServeGen evening at 40 req/s kept 6 pods where 4 met every request. So
+// once a full window of the forecast's horizons has resolved
+// (forecast.Options.MaxScores: an hour of 15 s ticks), the reserve is
+// what those horizons brought beyond the upper bound forecast for them —
+// their mean demand over it, at the objective's quantile (Attainment:
+// all but the objective's share of the horizons covered) — and never
+// more than the prior: a surge the window saw keeps the prior for the
+// next hour, and larger ones are the latency feedback's and β's to meet.
+// A shorter window would learn a calm first hour too soon: the demo's
+// crowd comes at 40 minutes.
+func (o Options) surgeReserve(st forecast.State, fo forecast.Options) (float64, bool) {
+	prior := o.priorReserve()
+	learned, full := st.Surge(o.Attainment, fo)
+	if !full || !(learned < prior) {
+		return prior, false
+	}
+	return learned, true
 }
 
 // reservePods is the pods that keep reserve (a share) of base pods of load

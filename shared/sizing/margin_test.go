@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/forecast"
 	"github.com/inferscale/inferscale/shared/model"
 	"github.com/inferscale/inferscale/shared/state"
 )
@@ -121,7 +122,7 @@ func TestTheSurgeReserveIsNotStackedOnTheWarmUpStandIn(t *testing.T) {
 		stacked := o.staff(a.Offered, a.Beta)
 		if a.StandIn {
 			sawStandIn = true
-			if want := o.staffOver(a.Offered, point, a.Beta); a.Need != want {
+			if want := o.staffOver(a.Offered, point, a.Beta, a.Reserve); a.Need != want {
 				t.Fatalf("tick %d, stand-in bound %.3g pods (point %.3g): need %d, want the reserve over the point, %d", i, a.Offered, point, a.Need, want)
 			}
 			if a.Offered > 1.5*point && a.Need >= stacked {
@@ -253,5 +254,65 @@ func TestTheQueueMarginStandsWhereShortPromptsLeaveTheObjectiveToWait(t *testing
 	o.MinHeadroom = 2
 	if got := o.leastHeadroom(p, m, 1, true, 5, shortSlack); got != 2 {
 		t.Errorf("minHeadroom 2: least β %.3g", got)
+	}
+}
+
+// The surge reserve is the prior until an hour of the forecast's horizons
+// has resolved; then it is what those horizons brought beyond their upper
+// bound — on a steady load next to nothing, so the plan keeps fewer pods
+// than the prior asks — and a crowd in the window brings the prior back
+// (capped at it) until its horizons have left the window.
+func TestTheSurgeReserveIsLearnedFromAnHourOfHorizons(t *testing.T) {
+	o := options()
+	fo := forecast.DefaultOptions(time.Duration(o.Horizon(60) * float64(time.Second)))
+	var st state.Service
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 15 * time.Second) }
+	assess := func(i int, rps float64) Assessment {
+		var a Assessment
+		a, st = Assess(view(20, rps), st, o, at(i))
+		return a
+	}
+	i, learnedAt, fewer := 0, -1, false
+	for ; i < 400; i++ {
+		a := assess(i, 100)
+		if !a.ReserveLearned {
+			if a.Reserve != SurgeReserve {
+				t.Fatalf("tick %d, %d horizons resolved: reserve %.3g, want the prior %.3g", i, len(st.Forecast.Excess), a.Reserve, SurgeReserve)
+			}
+			continue
+		}
+		if learnedAt < 0 {
+			learnedAt = i
+		}
+		if a.Reserve >= SurgeReserve/2 {
+			t.Errorf("tick %d, a steady 100 req/s: learned reserve %.3g, want under half the prior", i, a.Reserve)
+		}
+		if prior := o.staffOver(a.Offered, a.Offered, a.Beta, SurgeReserve); a.Need < prior {
+			fewer = true
+		}
+	}
+	if learnedAt < fo.MaxScores {
+		t.Fatalf("learned at tick %d, before a full window of %d horizons", learnedAt, fo.MaxScores)
+	}
+	if !fewer {
+		t.Error("the learned reserve never planned fewer pods than the prior")
+	}
+	// A crowd doubles the load for 3 minutes: the prior is back once its
+	// horizons resolve, and gone again an hour later.
+	back := false
+	for end := i + 12; i < end; i++ {
+		assess(i, 200)
+	}
+	for end := i + fo.MaxScores + 20; i < end; i++ {
+		a := assess(i, 100)
+		if !a.ReserveLearned && a.Reserve == SurgeReserve {
+			back = true
+		}
+	}
+	if !back {
+		t.Error("a crowd that doubled the load did not bring the prior reserve back")
+	}
+	if a := assess(i, 100); !a.ReserveLearned {
+		t.Errorf("an hour after the crowd: reserve %.3g, still the prior", a.Reserve)
 	}
 }

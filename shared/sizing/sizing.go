@@ -108,8 +108,9 @@ const (
 	MaxMissFactor      = 10.0
 	// SurgeReserve is the share of its load a pool keeps spare for a
 	// surge before new pods are ready, DecodeReserve a decode pool's,
-	// whose overload slows streams rather than queueing whole requests
-	// (margin.go).
+	// whose overload slows streams rather than queueing whole requests:
+	// the priors, until an hour of the workload's own horizons says how
+	// far its surges go (surgeReserve, margin.go).
 	SurgeReserve  = 0.3
 	DecodeReserve = 0.2
 	// ReserveTolerance (pods) is how far short of its share the reserve
@@ -169,6 +170,11 @@ type Assessment struct {
 	Beta    float64 `json:"beta"`
 	Need    int     `json:"need"`
 	StandIn bool    `json:"standIn,omitempty"`
+	// Reserve is the surge reserve the plan keeps, a share of the load
+	// (surgeReserve): the prior until ReserveLearned, then what the last
+	// window of the forecast's horizons brought beyond their bound.
+	Reserve        float64 `json:"reserve"`
+	ReserveLearned bool    `json:"reserveLearned,omitempty"`
 	// Peakedness is z, the arrivals' learned variance-to-mean ratio of
 	// their counts at the time scale of the objective (1: Poisson, see
 	// peakedness.go), which widens both margins of the least β.
@@ -315,6 +321,13 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	}
 	h := o.Horizon(v.StartupSeconds)
 	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
+	// The forecast counts requests per second, what the server counts,
+	// and the current model turns it into work: a refit or a new mix moves
+	// the plan at once and never leaves the forecast in stale units.
+	a.ForecastReset = continueForecast(&next.Forecast)
+	fo := forecast.DefaultOptions(seconds(h))
+	fo.Miss = o.Miss
+	a.Reserve, a.ReserveLearned = o.surgeReserve(next.Forecast, fo)
 	a.WorkPerRequest = params.Work(served)
 	// The waiting backlog, drained within the horizon, is demand now but
 	// not part of the arrival series the forecast learns.
@@ -341,17 +354,11 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		// for rounding), or at what the hold keeps, says whether β is
 		// enough; one far above it (a reactive scale-up) says nothing.
 		held := recentHold(next.Needs, 0, now, a.HoldSeconds)
-		near := v.Ready <= max(o.staff(a.Demand/ceiling, next.Beta), held)+1
+		near := v.Ready <= max(o.staffOver(a.Demand/ceiling, a.Demand/ceiling, next.Beta, a.Reserve), held)+1
 		next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, least)
 		a.Beta = next.Beta
 	}
 
-	// The forecast counts requests per second, what the server counts,
-	// and the current model turns it into work: a refit or a new mix moves
-	// the plan at once and never leaves the forecast in stale units.
-	a.ForecastReset = continueForecast(&next.Forecast)
-	fo := forecast.DefaultOptions(seconds(h))
-	fo.Miss = o.Miss
 	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
 	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
 	// The surge reserve is the cover for what the forecast cannot see.
@@ -367,7 +374,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 		if !a.StandIn {
 			point = upper
 		}
-		return o.staffOver(upper*scale, point*scale, a.Beta)
+		return o.staffOver(upper*scale, point*scale, a.Beta, a.Reserve)
 	}
 	pointLoad := (a.Forecast.Point + a.Backlog) * a.WorkPerRequest / ceiling
 	a.Need = plan(a.Offered, pointLoad, 1)

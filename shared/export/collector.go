@@ -70,9 +70,9 @@ func NewCollector(r Reader, o Options) *Collector {
 
 // descs are the series' descriptions.
 type descs struct {
-	build, up, ticks, lastTick, age, missed, interval  *prometheus.Desc
-	current, target, minR, maxR, decision, alerts      *prometheus.Desc
-	level, upper, ceiling, source, beta, slo, reqs, ok *prometheus.Desc
+	build, up, ticks, lastTick, age, missed, interval           *prometheus.Desc
+	current, target, minR, maxR, decision, alerts               *prometheus.Desc
+	level, upper, ceiling, source, beta, reserve, slo, reqs, ok *prometheus.Desc
 }
 
 func newDescs() descs {
@@ -98,6 +98,7 @@ func newDescs() descs {
 		ceiling:  g("pod_ceiling_requests_per_second", "The requests per second one pod carries within every limit, by the service model."),
 		source:   g("pod_ceiling_source_info", "Whether the service model behind the ceiling is the prior, partly fitted or fitted; always 1.", "source"),
 		beta:     g("headroom_beta", "The learned square-root-staffing headroom beta (need = R + beta*sqrt(R))."),
+		reserve:  g("surge_reserve", "The share of the load the plan keeps spare for a surge; learned is true once an hour of the workload's forecast horizons set it, false while it is the prior.", "learned"),
 		slo:      g("ttft_objective_seconds", "The TTFT objective the last saved tick ran with."),
 		reqs:     g("ttft_requests_total", "Requests with a TTFT reading, per pod, cumulative since the pod started, as of the pod's last scrape kept in the state.", "pod"),
 		ok: g("ttft_within_objective_requests_total", "Requests whose TTFT was within the objective, per pod, cumulative: "+
@@ -109,7 +110,7 @@ func newDescs() descs {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.build, c.d.up, c.d.ticks, c.d.lastTick, c.d.age, c.d.missed, c.d.interval,
 		c.d.current, c.d.target, c.d.minR, c.d.maxR, c.d.decision, c.d.alerts, c.d.level, c.d.upper, c.d.ceiling,
-		c.d.source, c.d.beta, c.d.slo, c.d.reqs, c.d.ok} {
+		c.d.source, c.d.beta, c.d.reserve, c.d.slo, c.d.reqs, c.d.ok} {
 		ch <- d
 	}
 }
@@ -199,6 +200,9 @@ func (c *Collector) collectLast(ch chan<- prometheus.Metric, l *state.Last) {
 		ch <- gauge(c.d.ceiling, p.CeilingRPS)
 		ch <- gauge(c.d.source, 1, p.CeilingSource)
 		ch <- gauge(c.d.beta, p.Beta)
+		if p.SurgeReserve != nil {
+			ch <- gauge(c.d.reserve, *p.SurgeReserve, strconv.FormatBool(p.ReserveLearned))
+		}
 	}
 }
 

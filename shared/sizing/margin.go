@@ -79,7 +79,7 @@ func (o Options) priorReserve() float64 {
 // whether the workload taught it. The prior (SurgeReserve, DecodeReserve
 // in a decode pool) was sized for a flash crowd the forecast cannot see
 // coming, and a workload that has shown none pays it in every pod: a
-// ServeGen evening at 40 req/s kept 6 pods where 4 met every request. So
+// ServeGen evening at 40 req/s kept 5-7 pods where 4 met every request. So
 // once a full window of the forecast's horizons has resolved
 // (forecast.Options.MaxScores: an hour of 15 s ticks), the reserve is
 // what those horizons brought beyond the upper bound forecast for them —

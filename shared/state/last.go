@@ -45,13 +45,17 @@ type Last struct {
 // LastPlan is the part of policy v2's plan a dashboard shows: the demand
 // forecast (in pods of work: GPU-seconds per second) and its calibrated
 // upper bound, the per-pod ceiling (requests per second) and whether its
-// service model is the prior or fitted, and the headroom β.
+// service model is the prior or fitted, the headroom β, and the surge
+// reserve (a share of the load; nil in a state saved before it was
+// recorded) and whether the workload taught it.
 type LastPlan struct {
-	ForecastLevel float64 `json:"forecastLevel"`
-	ForecastUpper float64 `json:"forecastUpper"`
-	CeilingRPS    float64 `json:"ceilingRps"`
-	CeilingSource string  `json:"ceilingSource"`
-	Beta          float64 `json:"beta"`
+	ForecastLevel  float64  `json:"forecastLevel"`
+	ForecastUpper  float64  `json:"forecastUpper"`
+	CeilingRPS     float64  `json:"ceilingRps"`
+	CeilingSource  string   `json:"ceilingSource"`
+	Beta           float64  `json:"beta"`
+	SurgeReserve   *float64 `json:"surgeReserve,omitempty"`
+	ReserveLearned bool     `json:"reserveLearned,omitempty"`
 }
 
 // Bounds of Last (a longer one is not kept, and refused on decode).

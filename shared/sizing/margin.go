@@ -40,9 +40,9 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 
 // staff is the plan's fleet for r pods of offered load at headroom β:
 // square-root staffing (Staff), and at least the prior reserve,
-// SurgeReserve of the load more (DecodeReserve in a decode pool; the plan
-// keeps what surgeReserve learned instead, staffOver). The reserve is what meets a
-// surge before new pods are ready — a flash crowd that doubles the load
+// SurgeReserve of the load more (DecodeReserve in a decode pool; once
+// learned, the plan keeps surgeReserve's through staffOver). The reserve
+// is what meets a surge before new pods are ready — a flash crowd that doubles the load
 // within seconds finds only the pods already there, and the pods asked
 // for then arrive a startup later. The margin over the objective had
 // played that part while it took a request's whole work as due within it

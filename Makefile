@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_STATIC := CGO_ENABLED=0
 
-.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick bar-day bar-pd bar-delta
+.PHONY: all build test vet fmt bench demo e2e e2e-toolchain e2e-test e2e-closed-loop image clean fuzz simulate sim bench-sim identity bar bar-quick bar-day bar-heldout bar-pd bar-delta
 
 all: build
 
@@ -133,6 +133,11 @@ bar-quick: simulate
 ## bar-day: issue 14's 24 h day (ServeGen m-large day 2 at 40 %), seed 1, GPU speed 1, both startups (2 cells)
 bar-day: simulate
 	$(BIN)/simulate bar -quick -day -speeds 1 -only servegen-day -markdown -policy '$(POLICY)' -shared $(SHARED)
+
+## bar-heldout: trace windows and rates no cell of the bar replays (simulate bar -heldout; docs/performance.md,
+## "Stop 37"), seed 1, GPU speed 1, both startups (8 cells; the 6 h ServeGen cells take minutes with a cold cache)
+bar-heldout: simulate
+	$(BIN)/simulate bar -quick -heldout -speeds 1 -only heldout -markdown -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-pd: the bar's P/D cells (simulate bar -pd): Mooncake's conversation hour and the demo with outputs ×4, GPU
 ## speed 1, 2, 0.5, seed 1; POLICY in both pools (inferscale with role=prefill / role=decode), as Markdown

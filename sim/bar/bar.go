@@ -129,6 +129,23 @@ func Day(shared string) []Workload {
 		Start: 24 * time.Hour, Duration: 24 * time.Hour, RateFactor: 0.4}}}
 }
 
+// HeldOut are windows and rates of the shipped traces that no other cell
+// replays, for measuring the policy on workloads it was not tuned on
+// (docs/performance.md, "Stop 37"): ServeGen m-large's day 1 afternoon
+// (12:00-18:00) at 5 % and day 2 evening (18:00-24:00) at 20 %, 6 h each;
+// Azure code at 8 × its rate; Mooncake conversation's hour at 2 ×. Their
+// names start with "heldout-", so -only heldout keeps them alone.
+func HeldOut(shared string) []Workload {
+	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
+	servegen := tr("servegen", "servegen_trace_csvs_m-large.tar.gz")
+	return []Workload{
+		{Name: "heldout-servegen-d1-afternoon", Trace: runner.Trace{Spec: servegen, Start: 12 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},
+		{Name: "heldout-servegen-d2-evening", Trace: runner.Trace{Spec: servegen, Start: 42 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.2}},
+		{Name: "heldout-azure-code-x8", Trace: runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv"), RateFactor: 8}},
+		{Name: "heldout-mooncake-conv-x2", Trace: runner.Trace{Spec: tr("mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour, RateFactor: 2}},
+	}
+}
+
 // Startup is one startup distribution of the matrix: creation to Ready,
 // lognormal with this median and sigma.
 type Startup struct {

@@ -3,6 +3,7 @@ package bar
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,6 +200,35 @@ func TestDayIsADayOfAShared(t *testing.T) {
 	all := Matrix(append(Workloads("/x"), days...), []int64{1}, []float64{1}, Startups())
 	if got := Filter(all, d.Name); len(got) != 2 {
 		t.Errorf("-only %s keeps %d cells, want its 2", d.Name, len(got))
+	}
+}
+
+// The held-out cells replay windows and rates no other cell replays, and
+// -only heldout keeps them alone.
+func TestHeldOutCellsAreTracesNoOtherCellReplays(t *testing.T) {
+	key := func(tr runner.Trace) string {
+		return fmt.Sprintf("%s|%s|%s|%g", tr.Spec, tr.Start, tr.Duration, tr.RateFactor)
+	}
+	seen := map[string]string{}
+	for _, w := range append(append(Workloads("/x"), Stress("/x")...), Day("/x")...) {
+		seen[key(w.Trace)] = w.Name
+	}
+	held := HeldOut("/x")
+	if len(held) != 4 {
+		t.Fatalf("%d held-out workloads, want 4", len(held))
+	}
+	for _, w := range held {
+		if other, ok := seen[key(w.Trace)]; ok {
+			t.Errorf("%s replays what %s does: %+v", w.Name, other, w.Trace)
+		}
+		if !strings.HasPrefix(w.Name, "heldout-") || !strings.HasPrefix(w.Trace.Spec, "/x/traces/") {
+			t.Errorf("%s (%s): want a name starting heldout- and a trace under /x/traces", w.Name, w.Trace.Spec)
+		}
+		seen[key(w.Trace)] = w.Name
+	}
+	all := Matrix(append(Workloads("/x"), held...), []int64{1}, []float64{1}, Startups())
+	if got := Filter(all, "heldout"); len(got) != 8 {
+		t.Errorf("-only heldout keeps %d cells, want 4 workloads × 2 startups", len(got))
 	}
 }
 

@@ -23,6 +23,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	quick := fs.Bool("quick", false, "seed 1 only (30 cells instead of 90)")
 	stress := fs.Bool("stress", false, "add issue 14's cells: a cold start from 2 pods (demo ×4) and engines off the prior (Mooncake prefill ×4, demo decode ×2)")
 	day := fs.Bool("day", false, "add issue 14's 24 h day: ServeGen m-large's day 2 at 40% of its rate, judged at ≤ 0.8 × the static fleet's GPU-hours (minutes a cell with a cold cache)")
+	heldOut := fs.Bool("heldout", false, "add the held-out cells: trace windows and rates no other cell replays (ServeGen day 1 afternoon at 5 %, day 2 evening at 20 %, Azure code ×8, Mooncake ×2); -only heldout keeps them alone")
 	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated (ignored with -quick)")
 	speeds := fs.String("speeds", "1,2,0.5", "GPU speeds, comma-separated")
 	only := fs.String("only", "", "keep the cells whose name contains one of these comma-separated substrings")
@@ -90,6 +91,9 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	if *day {
 		workloads = append(workloads, bar.Day(*shared)...)
+	}
+	if *heldOut {
+		workloads = append(workloads, bar.HeldOut(*shared)...)
 	}
 	cases := bar.Filter(bar.Matrix(workloads, seedList, speedList, bar.Startups()), *only)
 	if len(cases) == 0 {

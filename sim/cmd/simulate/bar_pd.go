@@ -47,6 +47,7 @@ func (f *barPDFlags) check(fs *flag.FlagSet) error {
 	for _, c := range []struct{ name, why string }{
 		{"stress", "-stress adds unified cells, and -pd runs the P/D cells only"},
 		{"day", "-day adds a unified cell, and -pd runs the P/D cells only"},
+		{"heldout", "-heldout adds unified cells, and -pd runs the P/D cells only"},
 	} {
 		if set[c.name] {
 			return fmt.Errorf("-pd with -%s: %s", c.name, c.why)

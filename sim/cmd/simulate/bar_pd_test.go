@@ -22,6 +22,7 @@ func TestBarPDRejectsBadFlags(t *testing.T) {
 		{[]string{"-pd", "-policy", "inferscale:nosuch=1"}, "nosuch"},
 		{[]string{"-pd", "-stress"}, "-pd with -stress"},
 		{[]string{"-pd", "-day"}, "-pd with -day"},
+		{[]string{"-pd", "-heldout"}, "-pd with -heldout"},
 		{[]string{"-pd-prefill", "keda-queue"}, "-pd-prefill needs -pd"},
 		{[]string{"-pd-decode", "keda-queue"}, "-pd-decode needs -pd"},
 		{[]string{"-pd-peers=false"}, "-pd-peers needs -pd"},

@@ -38,12 +38,12 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 	return prefill/o.TTFTSLO + (w-prefill)/generation
 }
 
-// staff is the plan's fleet for r pods of offered load at headroom β:
-// square-root staffing (Staff), and at least the prior reserve,
-// SurgeReserve of the load more (DecodeReserve in a decode pool; once
-// learned, the plan keeps surgeReserve's through staffOver). The reserve
-// is what meets a surge before new pods are ready — a flash crowd that doubles the load
-// within seconds finds only the pods already there, and the pods asked
+// staffOver is the plan's fleet for r pods of offered load at headroom β:
+// square-root staffing (Staff), and at least reserve, a share of base
+// pods of load, more: the prior SurgeReserve (DecodeReserve in a decode
+// pool), or what surgeReserve learned. The reserve is what meets a surge
+// before new pods are ready — a flash crowd that doubles the load within
+// seconds finds only the pods already there, and the pods asked
 // for then arrive a startup later. The margin over the objective had
 // played that part while it took a request's whole work as due within it
 // (20–40 % of the load at 10–30 pods, more on fewer); with the decode
@@ -53,11 +53,10 @@ func (o Options) workRate(p model.Params, m model.Mix, c float64, fitted bool) f
 // for the decode pools): docs/performance.md. The reserve may fall short
 // of its share by ReserveTolerance of a pod (measured at 0, 0.1, 0.25 and
 // 0.5: docs/performance.md, "Stop 36").
-func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta, o.priorReserve()) }
-
-// staffOver is staff with reserve (a share) kept over base pods of load
-// rather than r: the forecast's point while its upper bound is the
-// warm-up's stand-in, which already covers the unforeseen (Assess).
+//
+// The reserve is kept over base pods of load rather than r: the
+// forecast's point while its upper bound is the warm-up's stand-in, which
+// already covers the unforeseen (Assess).
 func (o Options) staffOver(r, base, beta, reserve float64) int {
 	n := Staff(r, beta, o.MaxPods)
 	if !(r > 0) || !(base > 0) {

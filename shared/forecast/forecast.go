@@ -233,17 +233,20 @@ func resolve(st *State, y float64, now time.Time, o Options) {
 		st.Alpha = math.Min(0.5, math.Max(0.001, st.Alpha+o.Gamma*(o.Miss-miss)))
 	}
 	st.Pending = kept
-	if over := len(st.Scores) - o.MaxScores; over > 0 {
-		st.Scores = append(st.Scores[:0], st.Scores[over:]...)
-	}
-	if over := len(st.Excess) - o.MaxScores; over > 0 {
-		st.Excess = append(st.Excess[:0], st.Excess[over:]...)
-	}
+	st.Scores, st.Excess = lastOf(st.Scores, o.MaxScores), lastOf(st.Excess, o.MaxScores)
 	// A horizon's worth of ticks at most (a clock jump forward resolves
 	// the rest on the next tick).
 	if over := len(st.Pending) - MaxPending; over > 0 {
 		st.Pending = append(st.Pending[:0], st.Pending[over:]...)
 	}
+}
+
+// lastOf keeps the last n of xs, in place.
+func lastOf(xs []float64, n int) []float64 {
+	if over := len(xs) - n; over > 0 {
+		return append(xs[:0], xs[over:]...)
+	}
+	return xs
 }
 
 // smooth is Holt's update with gains 1−exp(−dt/τ).

@@ -106,7 +106,7 @@ func Stress(shared string) []Workload {
 // (the morning ramp); and the demo at 4× its rate, whose oracle fleet
 // averages 8 pods or more at every GPU speed of the matrix.
 func Workloads(shared string) []Workload {
-	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
+	tr := func(p ...string) string { return tracePath(shared, p...) }
 	return []Workload{
 		{Name: "demo", Trace: runner.Trace{Spec: "synthetic:demo"}},
 		{Name: "azure-code", Trace: runner.Trace{Spec: tr("azure_llm_2023", "AzureLLMInferenceTrace_code.csv")}},
@@ -117,6 +117,11 @@ func Workloads(shared string) []Workload {
 	}
 }
 
+// tracePath is the file p under shared's traces/.
+func tracePath(shared string, p ...string) string {
+	return filepath.Join(append([]string{shared, "traces"}, p...)...)
+}
+
 // Day is issue 14's 24 h day: ServeGen m-large's day 2, 00:00-24:00, at
 // 40 % of its rate (a real trace's diurnal swing: 14 pods on average
 // under the defaults, 17-20 static pods), judged against ≤ 0.8 × the
@@ -125,7 +130,7 @@ func Workloads(shared string) []Workload {
 // minutes a cell on a small machine (cached after).
 func Day(shared string) []Workload {
 	return []Workload{{Name: "servegen-day", StaticShare: 0.8, Trace: runner.Trace{
-		Spec:  filepath.Join(shared, "traces", "servegen", "servegen_trace_csvs_m-large.tar.gz"),
+		Spec:  tracePath(shared, "servegen", "servegen_trace_csvs_m-large.tar.gz"),
 		Start: 24 * time.Hour, Duration: 24 * time.Hour, RateFactor: 0.4}}}
 }
 
@@ -136,7 +141,7 @@ func Day(shared string) []Workload {
 // Azure code at 8 × its rate; Mooncake conversation's hour at 2 ×. Their
 // names start with "heldout-", so -only heldout keeps them alone.
 func HeldOut(shared string) []Workload {
-	tr := func(p ...string) string { return filepath.Join(append([]string{shared, "traces"}, p...)...) }
+	tr := func(p ...string) string { return tracePath(shared, p...) }
 	servegen := tr("servegen", "servegen_trace_csvs_m-large.tar.gz")
 	return []Workload{
 		{Name: "heldout-servegen-d1-afternoon", Trace: runner.Trace{Spec: servegen, Start: 12 * time.Hour, Duration: 6 * time.Hour, RateFactor: 0.05}},

@@ -2,7 +2,6 @@ package bar
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/inferscale/inferscale/sim/engine"
@@ -26,7 +25,7 @@ type PDWorkload struct {
 // out) and the synthetic demo with every output ×4 (decode-heavy).
 func PDWorkloads(shared string) []PDWorkload {
 	return []PDWorkload{
-		{Name: "mooncake-conv", Trace: runner.Trace{Spec: filepath.Join(shared, "traces", "mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
+		{Name: "mooncake-conv", Trace: runner.Trace{Spec: tracePath(shared, "mooncake_fast25", "conversation_trace.jsonl"), Duration: time.Hour}},
 		{Name: "demo-out×4", Trace: runner.Trace{Spec: "synthetic:demo"}, OutputScale: 4, Seeded: true},
 	}
 }

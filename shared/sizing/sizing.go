@@ -578,12 +578,26 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 	decay := math.Exp2(-o.Interval / mixHalfLife)
 	w := next.MixWeight * decay
 	m := next.Mix
+	if m.PromptTokens == 0 && m.OutputTokens == 0 {
+		// A fresh memory: the running sequences count at the prior's mix.
+		m = defaultMix
+	}
 	if n := svc.Prompts.Count; n > 0 {
 		m.PromptTokens = (m.PromptTokens*w + svc.Prompts.Sum) / (w + n)
 		next.Prompts = next.Prompts.Decayed(decay, lengths(svc.Prompts))
 	}
 	if n := svc.Outputs.Count; n > 0 {
-		m.OutputTokens = (m.OutputTokens*w + svc.Outputs.Sum) / (w + n)
+		// The requests that finished are those whose outputs were short
+		// enough to finish: while a young batch has not turned over (a
+		// cold start, 512 sequences running and 156 finished), they are
+		// its short ones. The running sequences count at the mean so far
+		// until they finish and are counted: the first tick of a cold
+		// start read 52 output tokens of a workload whose mean is 160,
+		// priced a request at 0.036 GPU-s where it takes 0.09, and asked
+		// for a third of the pods. A batch that turns over within the
+		// tick barely slows the mean, and does not bias it.
+		r := math.Max(svc.Running, 0)
+		m.OutputTokens = (m.OutputTokens*(w+r) + svc.Outputs.Sum) / (w + r + n)
 	}
 	// Without length histograms the token counters over the requests that
 	// got their first token give the same means (a tick's started and

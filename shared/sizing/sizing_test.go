@@ -407,3 +407,33 @@ func TestAMissingKVGaugeIsNotReadAsAnEmptyCache(t *testing.T) {
 		t.Errorf("work per request %.4g without a gauge, not above the %.4g of a cache read empty", missing.WorkPerRequest, tick(0, 40).WorkPerRequest)
 	}
 }
+
+// TestTheOutputsOfAYoungBatchAreNotItsMean: the first tick of a cold
+// start finishes 156 requests of 52 output tokens while 512 sequences
+// still run. Read as the mix, the short ones that finished first set the
+// work per request at a fraction of the workload's; the running
+// sequences hold the mean where it was until they finish.
+func TestTheOutputsOfAYoungBatchAreNotItsMean(t *testing.T) {
+	o := options()
+	v := view(2, 65)
+	v.Service.Running = 512
+	v.Service.Outputs = signal.Histogram{Count: 156, Sum: 156 * 52, Buckets: []signal.Bucket{{UpperBound: 100, Count: 156}}}
+	a, next := Assess(v, state.Service{}, o, t0)
+	if a.Mix.OutputTokens < 0.7*defaultMix.OutputTokens {
+		t.Errorf("a young batch's first finishes moved the mean output %.0f → %.0f tokens", defaultMix.OutputTokens, a.Mix.OutputTokens)
+	}
+	if !(a.Mix.OutputTokens < defaultMix.OutputTokens) {
+		t.Errorf("the finished requests moved the mean output nowhere: %.0f", a.Mix.OutputTokens)
+	}
+	// A batch that turns over within the tick (as many finished as run)
+	// reads its mean: ticks of 300-token outputs bring it there.
+	for i := 1; i <= 120; i++ {
+		v := view(2, 65)
+		v.Service.Running = 100
+		v.Service.Outputs = signal.Histogram{Count: 500, Sum: 500 * 300, Buckets: []signal.Bucket{{UpperBound: 500, Count: 500}}}
+		a, next = Assess(v, next, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	if math.Abs(a.Mix.OutputTokens-300) > 3 {
+		t.Errorf("a steady batch of 300-token outputs reads a mean of %.1f", a.Mix.OutputTokens)
+	}
+}

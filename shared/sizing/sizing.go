@@ -608,7 +608,12 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 		counted = n
 	}
 	if n := svc.TTFT.Count; n > 0 && svc.Outputs.Count == 0 && svc.OutputTokens > 0 {
-		m.OutputTokens = (m.OutputTokens*w + svc.OutputTokens) / (w + n)
+		// The tokens a young batch generated so far, over the requests
+		// it started, are a part of their outputs: the running sequences
+		// count at the mean so far here too. They are among the started,
+		// so this halves a cold start's shortfall rather than removing it.
+		r := math.Max(svc.Running, 0)
+		m.OutputTokens = (m.OutputTokens*(w+r) + svc.OutputTokens) / (w + r + n)
 		counted = n
 	}
 	switch {

@@ -582,6 +582,10 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 		// A fresh memory: the running sequences count at the prior's mix.
 		m = defaultMix
 	}
+	running := 0.0 // the running sequences, where the pods report them
+	if svc.Running > 0 {
+		running = svc.Running
+	}
 	if n := svc.Prompts.Count; n > 0 {
 		m.PromptTokens = (m.PromptTokens*w + svc.Prompts.Sum) / (w + n)
 		next.Prompts = next.Prompts.Decayed(decay, lengths(svc.Prompts))
@@ -592,12 +596,12 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 		// cold start, 512 sequences running and 156 finished), they are
 		// its short ones. The running sequences count at the mean so far
 		// until they finish and are counted: the first tick of a cold
-		// start read 52 output tokens of a workload whose mean is 160,
-		// priced a request at 0.036 GPU-s where it takes 0.09, and asked
-		// for a third of the pods. A batch that turns over within the
-		// tick barely slows the mean, and does not bias it.
-		r := math.Max(svc.Running, 0)
-		m.OutputTokens = (m.OutputTokens*(w+r) + svc.Outputs.Sum) / (w + r + n)
+		// start read 52 output tokens of a workload whose mean is 160 and
+		// priced a request at 0.036 GPU-s where it takes 0.09: the plan
+		// sized the cold start at two-fifths of its load. A batch that
+		// turns over within the tick barely slows the mean, and does not
+		// bias it.
+		m.OutputTokens = (m.OutputTokens*(w+running) + svc.Outputs.Sum) / (w + running + n)
 	}
 	// Without length histograms the token counters over the requests that
 	// got their first token give the same means (a tick's started and
@@ -612,8 +616,7 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 		// it started, are a part of their outputs: the running sequences
 		// count at the mean so far here too. They are among the started,
 		// so this halves a cold start's shortfall rather than removing it.
-		r := math.Max(svc.Running, 0)
-		m.OutputTokens = (m.OutputTokens*(w+r) + svc.OutputTokens) / (w + r + n)
+		m.OutputTokens = (m.OutputTokens*(w+running) + svc.OutputTokens) / (w + running + n)
 		counted = n
 	}
 	switch {

@@ -102,14 +102,14 @@ func TestAPoolKeepsAReserveForASurge(t *testing.T) {
 	}
 }
 
+// staff is staffOver at the prior reserve kept over r itself.
+func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta, o.priorReserve()) }
+
 // Until its errors rank it, the forecast's upper bound is a stand-in
 // (WarmupFactor × the point), itself the cover for what the forecast has
 // not seen: the reserve is kept over the point then, and over the bound
 // once the bound is learned. Stacked on the stand-in it asked 2.6 × the
 // point (fails with the reserve over the stand-in).
-// staff is staffOver at the prior reserve kept over r itself.
-func (o Options) staff(r, beta float64) int { return o.staffOver(r, r, beta, o.priorReserve()) }
-
 func TestTheSurgeReserveIsNotStackedOnTheWarmUpStandIn(t *testing.T) {
 	o := options()
 	var st state.Service

@@ -301,12 +301,53 @@ func (st State) Clone() State {
 	return c
 }
 
-// Surge is the q-quantile of the recent horizons' mean demand over their
-// upper bound, less one (at least 0), and whether a full window of them
-// (MaxScores) backs it.
-func (st State) Surge(q float64, o Options) (float64, bool) {
+// Surge is the reserve (a share of the upper bound) the recent horizons
+// ask for, and whether a full window of them (MaxScores) backs it: the
+// least r at which their demand beyond the bound would have missed no
+// more of their requests than the q-quantile allows a horizon to miss
+// whole (n − ⌈(n+1)q⌉ of n, split conformal's finite-sample rank).
+//
+// A horizon whose mean demand came e over its bound overloads a fleet
+// keeping r spare by e − r of its work: the backlog grows at that rate,
+// and a request waits past the slack the objective leaves it once the
+// backlog holds that much of the fleet's work, after absorb/(e − r) of
+// the horizon (absorb: the slack over the horizon). The rest of its
+// requests, 1 − absorb/(e − r), miss. With absorb 0 every horizon over
+// the reserve misses whole and r is the q-quantile of the excesses; the
+// queue's credit takes off what a backlog within the slack absorbs.
+// Counted whole, ServeGen's evening kept a fifth pod for hours where
+// four met every request (docs/performance.md, "Stop 39").
+func (st State) Surge(q, absorb float64, o Options) (float64, bool) {
 	if len(st.Excess) == 0 {
 		return 0, false
 	}
-	return math.Max(0, quantile(st.Excess, q)), o.MaxScores > 0 && len(st.Excess) >= o.MaxScores
+	full := o.MaxScores > 0 && len(st.Excess) >= o.MaxScores
+	whole := quantile(st.Excess, q) // absorb 0's reserve, and the most it may be
+	if !(absorb > 0) || whole <= 0 {
+		return math.Max(0, whole), full
+	}
+	n := float64(len(st.Excess))
+	allowed := math.Max(0, n-math.Ceil((n+1)*q))
+	missed := func(r float64) float64 {
+		m := 0.0
+		for _, e := range st.Excess {
+			if x := e - r; x > absorb {
+				m += 1 - absorb/x
+			}
+		}
+		return m
+	}
+	if missed(0) <= allowed {
+		return 0, full
+	}
+	lo, hi := 0.0, whole
+	for range 50 {
+		mid := (lo + hi) / 2
+		if missed(mid) <= allowed {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, full
 }

@@ -252,7 +252,7 @@ func TestSurgeIsWhatTheHorizonsBroughtBeyondTheirBound(t *testing.T) {
 	i := 0
 	for ; ; i++ {
 		Observe(&st, poisson(rng, 60)/15, at(i), o)
-		if _, full := st.Surge(0.99, o); full {
+		if _, full := st.Surge(0.99, 0, o); full {
 			break
 		}
 		if i > 200 {
@@ -262,7 +262,7 @@ func TestSurgeIsWhatTheHorizonsBroughtBeyondTheirBound(t *testing.T) {
 	if i < o.MaxScores {
 		t.Fatalf("full after %d ticks, fewer than the %d horizons the window holds", i, o.MaxScores)
 	}
-	if s, _ := st.Surge(0.99, o); s > 0.03 {
+	if s, _ := st.Surge(0.99, 0, o); s > 0.03 {
 		// A tick's rate over the bound (not the horizon's mean) reads
 		// 0.045 here: the arrivals' noise, which the queue absorbs.
 		t.Errorf("steady Poisson load at 4 req/s: surge %.3g, want under 0.03", s)
@@ -276,16 +276,50 @@ func TestSurgeIsWhatTheHorizonsBroughtBeyondTheirBound(t *testing.T) {
 			rate *= 2
 		}
 		Observe(&st, rate, at(i), o)
-		s, _ := st.Surge(0.99, o)
+		s, _ := st.Surge(0.99, 0, o)
 		peak = math.Max(peak, s)
 	}
 	if peak < 0.5 {
 		t.Errorf("a crowd that doubled the load: surge peaked at %.3g, want at least 0.5", peak)
 	}
-	if s, full := st.Surge(0.99, o); !full || s > 0.05 {
+	if s, full := st.Surge(0.99, 0, o); !full || s > 0.05 {
 		t.Errorf("a window after the crowd: surge %.3g (full %v), want under 0.05 again", s, full)
 	}
 	if len(st.Excess) > o.MaxScores {
 		t.Errorf("%d excesses kept, want at most %d", len(st.Excess), o.MaxScores)
+	}
+}
+
+// A horizon over the reserve misses only the requests that arrive once
+// its backlog passes the slack: a window of horizons each a little over
+// their bound, by less than the queue absorbs, asks for no reserve, and
+// a crowd far over it still asks for nearly the whole of it.
+func TestSurgeCreditsWhatTheQueueAbsorbs(t *testing.T) {
+	o := DefaultOptions(2 * time.Minute)
+	o.MaxScores = 240
+	st := State{Excess: make([]float64, o.MaxScores)}
+	for i := range st.Excess {
+		st.Excess[i] = 0.02
+	}
+	if r, full := st.Surge(0.99, 0, o); !full || math.Abs(r-0.02) > 1e-12 {
+		t.Fatalf("every horizon 2 %% over its bound, no credit: reserve %.4g (full %v), want 0.02", r, full)
+	}
+	if r, _ := st.Surge(0.99, 0.025, o); r != 0 {
+		t.Errorf("every horizon 2 %% over its bound, the queue absorbing 2.5 %%: reserve %.4g, want 0", r)
+	}
+	// A crowd: four horizons 80 % over their bound. With n = 240 and
+	// q = 0.99 one horizon may miss whole, so the reserve leaves the four
+	// a quarter of a horizon's misses each: 1 − a/(0.8 − r) = 1/4.
+	for i := range 4 {
+		st.Excess[i] = 0.8
+	}
+	const absorb = 0.02
+	whole, _ := st.Surge(0.99, 0, o)
+	r, _ := st.Surge(0.99, absorb, o)
+	if want := 0.8 - absorb/0.75; math.Abs(r-want) > 1e-9 || !(r < whole) {
+		t.Errorf("a crowd of four horizons 80 %% over: reserve %.6g with the credit (%.6g without), want %.6g", r, whole, want)
+	}
+	if r, full := (State{}).Surge(0.99, absorb, o); r != 0 || full {
+		t.Errorf("no horizons: reserve %.4g (full %v), want 0 and not full", r, full)
 	}
 }

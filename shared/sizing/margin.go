@@ -83,14 +83,17 @@ func (o Options) priorReserve() float64 {
 // (forecast.Options.MaxScores: an hour of 15 s ticks), the reserve is
 // what those horizons brought beyond the upper bound forecast for them —
 // their mean demand over it, at the objective's quantile (Attainment:
-// all but the objective's share of the horizons covered) — and never
-// more than the prior: a surge the window saw keeps the prior for the
-// next hour, and larger ones are the latency feedback's and β's to meet.
-// A shorter window would learn a calm first hour too soon: the demo's
-// crowd comes at 40 minutes.
-func (o Options) surgeReserve(st forecast.State, fo forecast.Options) (float64, bool) {
+// all but the objective's share of the horizons covered), less what the
+// queue absorbs of a horizon over the reserve within the slack the
+// objective leaves a request (slack seconds, over the horizon of h
+// seconds: forecast.State.Surge) — and never more than the prior: a
+// surge the window saw keeps the prior for the next hour, and larger
+// ones are the latency feedback's and β's to meet. A shorter window
+// would learn a calm first hour too soon: the demo's crowd comes at 40
+// minutes.
+func (o Options) surgeReserve(st forecast.State, fo forecast.Options, slack, h float64) (float64, bool) {
 	prior := o.priorReserve()
-	learned, full := st.Surge(o.Attainment, fo)
+	learned, full := st.Surge(o.Attainment, slack/math.Max(h, 1), fo)
 	if !full || !(learned < prior) {
 		return prior, false
 	}

@@ -326,7 +326,7 @@ func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessm
 	a.ForecastReset = continueForecast(&next.Forecast)
 	fo := forecast.DefaultOptions(seconds(h))
 	fo.Miss = o.Miss
-	a.Reserve, a.ReserveLearned = o.surgeReserve(next.Forecast, fo)
+	a.Reserve, a.ReserveLearned = o.surgeReserve(next.Forecast, fo, slack, h)
 	a.WorkPerRequest = params.Work(served)
 	// The waiting backlog, drained within the horizon, is demand now but
 	// not part of the arrival series the forecast learns.

@@ -319,6 +319,9 @@ func TestSurgeCreditsWhatTheQueueAbsorbs(t *testing.T) {
 	if want := 0.8 - absorb/0.75; math.Abs(r-want) > 1e-9 || !(r < whole) {
 		t.Errorf("a crowd of four horizons 80 %% over: reserve %.6g with the credit (%.6g without), want %.6g", r, whole, want)
 	}
+	if r, _ := st.Surge(0.99, math.NaN(), o); r != whole {
+		t.Errorf("an unreadable slack (NaN): reserve %.6g, want the quantile %.6g", r, whole)
+	}
 	if r, full := (State{}).Surge(0.99, absorb, o); r != 0 || full {
 		t.Errorf("no horizons: reserve %.4g (full %v), want 0 and not full", r, full)
 	}

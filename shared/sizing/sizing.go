@@ -28,7 +28,6 @@ package sizing
 
 import (
 	"math"
-	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
 	"github.com/inferscale/inferscale/shared/forecast"
@@ -296,114 +295,6 @@ func (o Options) Horizon(startup float64) float64 {
 		startup = o.DefaultStartup
 	}
 	return startup + o.Interval + o.MetricLag
-}
-
-// Assess folds the tick into prev and sizes the fleet.
-func Assess(v fleet.View, prev state.Service, o Options, now time.Time) (Assessment, state.Service) {
-	next := prev.Clone()
-	learn(&next, v.Service, o)
-	params := next.Fit.Params(o.Prior)
-	if v.ArrivalRate != nil {
-		observeDispersion(&next.Dispersion, *v.ArrivalRate, o.Interval)
-	}
-	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
-	source, _ := next.Fit.Source()
-	served := o.served(next.Mix)
-	slack := o.queueSlack(params, next.Prompts, served)
-	least, margin := o.leastMargin(params, served, z, source == "fitted", o.demandPods(v, params, served), slack)
-	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
-	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
-		Target: o.target(), Beta: next.Beta, Peakedness: z, LeastBeta: least, LeastBy: margin, QueueSlack: slack}
-	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
-	if v.ArrivalRate == nil || v.Ready == 0 && v.Starting == 0 {
-		return a, next
-	}
-	h := o.Horizon(v.StartupSeconds)
-	a.Valid, a.ArrivalRate = true, *v.ArrivalRate
-	// The forecast counts requests per second, what the server counts,
-	// and the current model turns it into work: a refit or a new mix moves
-	// the plan at once and never leaves the forecast in stale units.
-	a.ForecastReset = continueForecast(&next.Forecast)
-	fo := forecast.DefaultOptions(seconds(h))
-	fo.Miss = o.Miss
-	a.Reserve, a.ReserveLearned = o.surgeReserve(next.Forecast, fo, slack, h)
-	a.WorkPerRequest = params.Work(served)
-	// The waiting backlog, drained within the horizon, is demand now but
-	// not part of the arrival series the forecast learns.
-	a.Backlog = v.Waiting / math.Max(h, 30)
-	a.Demand = (a.ArrivalRate + a.Backlog) * a.WorkPerRequest
-	a.Ceiling = params.Ceiling(served, o.Limits)
-	ceiling := math.Max(a.Ceiling.Utilisation, 1e-9)
-	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/ceiling), maxFiniteHeadroom)
-	a.HoldSeconds = math.Max(h, o.HoldMin)
-	// The fleet is below the plan while pods it asked for are not ready
-	// (starting, a cold start, the backlog of a scale-up still draining):
-	// misses then are the plan's delay, which headroom cannot fix.
-	a.Below = v.Starting > 0 || v.Ready < prev.Planned
-	a.QueueingMiss = queueingMiss(&next, v.Service, params, o)
-	if a.QueueingMiss != nil {
-		a.TTFTMissEstimate = new(*a.QueueingMiss + infeasibleShare(&next, v.Service, params, o))
-	}
-	a.LoadMiss, a.LoadNote = loadMiss(&next, v, params, o, a.QueueingMiss)
-	raw := a.LoadMiss
-	a.LoadMiss, a.LoadNote = unmoved(&next, v, o.TTFTSLO, prev.Planned, a.QueueingMiss, a.LoadMiss, a.LoadNote)
-	a.Spent, a.SpentFleet, a.SpentRequests = spend(&next, v.Service, params, o, budgetMiss(raw, a.LoadMiss, next.Unmoved, breachRead(v, o.TTFTSLO)), v.Ready < prev.Planned, v.Ready)
-	if a.LoadMiss != nil {
-		// A fleet near what β asks for at this demand (one pod of slack
-		// for rounding), or at what the hold keeps, says whether β is
-		// enough; one far above it (a reactive scale-up) says nothing.
-		held := recentHold(next.Needs, 0, now, a.HoldSeconds)
-		near := v.Ready <= max(o.staffOver(a.Demand/ceiling, a.Demand/ceiling, next.Beta, a.Reserve), held)+1
-		next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, least)
-		a.Beta = next.Beta
-	}
-
-	a.Forecast = forecast.Observe(&next.Forecast, a.ArrivalRate, now, fo)
-	a.Offered = (a.Forecast.Upper + a.Backlog) * a.WorkPerRequest / ceiling
-	// The surge reserve is the cover for what the forecast cannot see.
-	// Until its errors rank the bound, the bound is a stand-in
-	// (WarmupFactor × the point), itself a cover for the unforeseen: the
-	// reserve is then kept over the point, not stacked on the stand-in
-	// (2.6 × the point, which held small fleets a pod or two above their
-	// need for the warm-up and then the hold).
-	a.StandIn = !fo.Calibrated(a.Forecast.Scores)
-	// plan staffs upper pods of load (point at the forecast's point) with
-	// the demand scaled by scale.
-	plan := func(upper, point, scale float64) int {
-		if !a.StandIn {
-			point = upper
-		}
-		return o.staffOver(upper*scale, point*scale, a.Beta, a.Reserve)
-	}
-	pointLoad := (a.Forecast.Point + a.Backlog) * a.WorkPerRequest / ceiling
-	a.Need = plan(a.Offered, pointLoad, 1)
-	// A step down holds the need the rising trend brings within the flap
-	// window too: a pod given up as the load ramps is asked back minutes
-	// later (the demo's ramp, from one step to the next).
-	rise := a.Forecast.Beyond(a.FlapWindow()) * a.WorkPerRequest / ceiling
-	a.NeedDown = plan(a.Offered+rise, pointLoad+rise, 1+DownTolerance)
-	if a.Demand > 0 || v.Waiting > 0 {
-		a.Need, a.NeedDown = max(a.Need, 1), max(a.NeedDown, 1)
-	}
-	next.Ticks++
-	a.Warm = float64(next.Ticks)*o.Interval >= a.HoldSeconds
-	// What the hold remembers is the need of the arrivals alone: a
-	// backlog draining is demand now, not a need to keep for minutes. It
-	// keeps the step down's tolerance too (β ≥ 0, so staffing grows with
-	// the load: the larger of the two scales).
-	base := a.Forecast.Upper * a.WorkPerRequest / ceiling
-	basePoint := a.Forecast.Point * a.WorkPerRequest / ceiling
-	a.HoldNeed = plan(base, basePoint, 1+DownTolerance)
-	if a.Demand > 0 {
-		a.HoldNeed = max(a.HoldNeed, 1)
-	}
-	a.Floor = lowerFloor(&next, spentUpper(a.Spent, a.SpentRequests), a.Target, breachRead(v, o.TTFTSLO), a.HoldNeed, now, a.HoldSeconds)
-	a.Hold = max(hold(&next, a.HoldNeed, now, a.HoldSeconds), a.Need, a.NeedDown, a.Floor)
-	next.Planned = a.Need
-	if a.Need > 0 {
-		a.PerPodRPS = a.Forecast.Point / float64(a.Need)
-	}
-	return a, next
 }
 
 // FlapWindow is the flap window a step down looks ahead over, and after a

@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscale/inferscale/shared/preset"
-	"github.com/inferscale/inferscale/shared/signal"
 )
 
 // PrometheusOptions configure the connection to Prometheus.
@@ -215,121 +214,6 @@ func ValidateMatchers(m string) error {
 func RenderMatchers(tmpl, namespace, name string) string {
 	esc := func(s string) string { q := strconv.Quote(s); return q[1 : len(q)-1] }
 	return strings.NewReplacer("{namespace}", esc(namespace), "{name}", esc(regexp.QuoteMeta(name))).Replace(tmpl)
-}
-
-// Fleet runs the queries. Failed queries are listed in Fleet.Errors and
-// leave their fields nil; the function itself does not fail.
-func (p *Prometheus) Fleet(ctx context.Context, now time.Time) *signal.Fleet {
-	f := &signal.Fleet{Source: "prometheus", WindowSeconds: p.Window.Seconds()}
-	present, err := p.presentFamilies(ctx, now)
-	if err != nil {
-		f.Errors = append(f.Errors, err.Error())
-		return f
-	}
-	pr := p.Preset
-	if pr == nil {
-		if pr, err = preset.Detect(p.Presets, func(n string) bool { return present[n] }); err != nil {
-			f.Errors = append(f.Errors, fmt.Sprintf("%v (no series match {%s})", err, p.Matchers))
-			return f
-		}
-	} else if !anyMapped(pr, present) {
-		// A fleet with no reading must say why, or it reads as an idle one.
-		f.Errors = append(f.Errors, fmt.Sprintf("no series of preset %s's families match {%s}", pr.Name, p.Matchers))
-		return f
-	}
-	fam := func(sig string) (string, preset.Reading, bool) {
-		r, ok := pr.Signals[sig]
-		if !ok {
-			return "", r, false
-		}
-		for _, n := range r.Families {
-			if present[n] {
-				return n, r, true
-			}
-		}
-		return "", r, false
-	}
-	sel := func(name string, r preset.Reading) string {
-		parts := []string{}
-		if strings.TrimSpace(p.Matchers) != "" {
-			parts = append(parts, strings.TrimSuffix(strings.TrimSpace(p.Matchers), ","))
-		}
-		keys := make([]string, 0, len(r.Labels))
-		for k := range r.Labels {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			parts = append(parts, k+"="+strconv.Quote(r.Labels[k]))
-		}
-		return name + "{" + strings.Join(parts, ",") + "}"
-	}
-	// Queries are collected first and run concurrently (at most
-	// maxConcurrentQueries at a time) so that the round fits scrapeTimeout.
-	var jobs []queryJob
-	add := func(label, q string, scale float64, set func(float64)) {
-		jobs = append(jobs, queryJob{label: label, q: q, scale: scale, set: set})
-	}
-	if n, r, ok := fam(preset.Waiting); ok {
-		add("waiting", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Waiting = signal.F(v) })
-		add("staleness", "time() - max(timestamp("+sel(n, r)+"))", 1, func(v float64) { f.StalenessSeconds = signal.F(v) })
-		add("servingPods", "count("+sel(n, r)+")", 1, func(v float64) {
-			if v >= 0 && v <= signal.MaxFleetPods {
-				n := int(v)
-				f.ServingPods = &n
-			}
-		})
-	}
-	if n, r, ok := fam(preset.Running); ok {
-		add("running", "sum("+sel(n, r)+")", r.Factor(), func(v float64) { f.Running = signal.F(v) })
-	}
-	if n, r, ok := fam(preset.KVCacheUsage); ok {
-		add("kvCacheMean", "avg("+sel(n, r)+")", r.Factor(), func(v float64) { f.KVCacheMean = signal.F(v) })
-		add("kvCacheMax", "max("+sel(n, r)+")", r.Factor(), func(v float64) { f.KVCacheMax = signal.F(v) })
-	}
-	if n, r, ok := fam(preset.GPUUtilization); ok {
-		add("gpuUtilMean", "avg("+sel(n, r)+")", r.Factor(), func(v float64) { f.GPUUtilMean = signal.F(v) })
-	}
-	w := model.Duration(p.Window).String()
-	quantiles := func(label, sig string, dst *map[string]float64) {
-		n, r, ok := fam(sig)
-		if !ok {
-			return
-		}
-		for _, q := range p.quantiles() {
-			qs := strconv.FormatFloat(q, 'f', -1, 64)
-			add(label+"["+qs+"]", "histogram_quantile("+qs+", sum by (le) (rate("+sel(n+"_bucket", r)+"["+w+"])))", r.Factor(),
-				func(v float64) {
-					if *dst == nil {
-						*dst = map[string]float64{}
-					}
-					(*dst)[qs] = v
-				})
-		}
-	}
-	quantiles("ttft", preset.TTFT, &f.TTFTQuantiles)
-	if n, r, ok := fam(preset.TTFT); ok {
-		// How many requests the TTFT quantiles rest on: the decide stage
-		// ignores quantiles of fewer than latencyMinRequests.
-		add("ttftRequests", "sum(increase("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.TTFTRequests = signal.F(v) })
-	}
-	quantiles("e2e", preset.E2E, &f.E2EQuantiles)
-	quantiles("itl", preset.InterToken, &f.ITLQuantiles)
-	if n, r, ok := fam(preset.RequestsTotal); ok {
-		add("arrivalRate", "sum(rate("+sel(n, r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
-	} else if n, r, ok := fam(preset.E2E); ok {
-		add("arrivalRate", "sum(rate("+sel(n+"_count", r)+"["+w+"]))", 1, func(v float64) { f.ArrivalRate = signal.F(v) })
-	}
-	p.run(ctx, now, jobs)
-	for _, j := range jobs {
-		switch {
-		case j.err != nil:
-			f.Errors = append(f.Errors, fmt.Sprintf("%s: %v", j.label, j.err))
-		case j.val != nil:
-			j.set(*j.val * j.scale)
-		}
-	}
-	return f
 }
 
 // anyMapped reports whether any family pr maps a signal to has series.

@@ -86,6 +86,19 @@ func serviceCounters(p *signal.Pod) *state.ServiceCounters {
 // counters prev (nil: a first scrape, nothing to add).
 func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 	svc := &a.v.Service
+	addGauges(svc, p)
+	if prev == nil || prev.Service == nil {
+		return
+	}
+	dt := p.ScrapeTime.Sub(prev.ScrapeTime).Seconds()
+	if dt <= 0 {
+		return
+	}
+	svc.Pods = append(svc.Pods, podService(svc, p, prev, dt))
+}
+
+// addGauges adds p's gauges (running, KV cache) to the fleet's.
+func addGauges(svc *Service, p *signal.Pod) {
 	if p.Running != nil {
 		svc.Running += *p.Running
 	}
@@ -96,14 +109,13 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 		}
 	}
 	svc.Reporting++
-	if prev == nil || prev.Service == nil {
-		return
-	}
+}
+
+// podService is p's tick over dt seconds since its stored counters prev:
+// its step time, token rates and histogram deltas (added to svc too) and
+// the prefill time they let it read.
+func podService(svc *Service, p *signal.Pod, prev *state.PodCounters, dt float64) PodService {
 	before := prev.Service
-	dt := p.ScrapeTime.Sub(prev.ScrapeTime).Seconds()
-	if dt <= 0 {
-		return
-	}
 	ps := PodService{Name: p.Name, Seconds: dt, Running: before.Running, KV: before.KV}
 	if p.Running != nil {
 		ps.Running = (before.Running + *p.Running) / 2
@@ -147,6 +159,20 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 			ps.PromptMean = prompts.Sum / prompts.Count
 		}
 	}
+	ps.readPrefill(p, before, ttft, okT, queue, okQ, outs, okO)
+	if ps.Prefills > 0 && ps.PromptMean == 0 && ps.PromptRate > 0 {
+		// No prompt-length histogram: the prompt tokens the tick
+		// prefilled over the requests that got their first token.
+		ps.PromptMean = ps.PromptRate * dt / ps.Prefills
+	}
+	return ps
+}
+
+// readPrefill reads the tick's mean prefill time from what the server
+// exports: TTFT less queue time; TTFT alone where nothing waited and no
+// queue time is exported; or the end-to-end latency less the queue time
+// and the decode where no TTFT is.
+func (ps *PodService) readPrefill(p *signal.Pod, before *state.ServiceCounters, ttft signal.Histogram, okT bool, queue signal.Histogram, okQ bool, outs signal.Histogram, okO bool) {
 	switch {
 	case okT && okQ && ttft.Count > 0 && queue.Count > 0:
 		// The mean wait over the requests of the tick: a server that
@@ -168,12 +194,6 @@ func (a *aggregation) service(p *signal.Pod, prev *state.PodCounters) {
 			ps.PrefillSeries = SeriesE2E
 		}
 	}
-	if ps.Prefills > 0 && ps.PromptMean == 0 && ps.PromptRate > 0 {
-		// No prompt-length histogram: the prompt tokens the tick
-		// prefilled over the requests that got their first token.
-		ps.PromptMean = ps.PromptRate * dt / ps.Prefills
-	}
-	svc.Pods = append(svc.Pods, ps)
 }
 
 // The series a pod's prefill time is read from where the server exports

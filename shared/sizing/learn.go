@@ -18,6 +18,13 @@ import (
 // request 5× what its inter-token gaps said. So a decode pool fits from
 // its inter-token gaps alone.
 func learn(next *state.Service, svc fleet.Service, o Options) {
+	fitPods(next, svc, o)
+	learnMix(next, svc, o)
+}
+
+// fitPods folds each pod's tick into the fit: its decode steps (the
+// inter-token gaps) and, outside a decode pool, its prefills.
+func fitPods(next *state.Service, svc fleet.Service, o Options) {
 	for _, ps := range svc.Pods {
 		if ps.ITLCount >= 20 {
 			// The batch the tick's steps carried is what Little's law says
@@ -38,6 +45,12 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 				Spread: ps.PrefillSpread, Series: ps.PrefillSeries})
 		}
 	}
+}
+
+// learnMix folds the tick's finished requests into the request mix (mean
+// prompt and output tokens, a sequence's KV share) and the prompt lengths,
+// fading the old with mixHalfLife.
+func learnMix(next *state.Service, svc fleet.Service, o Options) {
 	decay := math.Exp2(-o.Interval / mixHalfLife)
 	w := next.MixWeight * decay
 	m := next.Mix

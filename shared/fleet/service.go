@@ -159,7 +159,7 @@ func podService(svc *Service, p *signal.Pod, prev *state.PodCounters, dt float64
 			ps.PromptMean = prompts.Sum / prompts.Count
 		}
 	}
-	ps.readPrefill(p, before, ttft, okT, queue, okQ, outs, okO)
+	ps.readPrefill(p, before, prefillDeltas{ttft: ttft, queue: queue, outs: outs, okTTFT: okT, okQueue: okQ, okOuts: okO})
 	if ps.Prefills > 0 && ps.PromptMean == 0 && ps.PromptRate > 0 {
 		// No prompt-length histogram: the prompt tokens the tick
 		// prefilled over the requests that got their first token.
@@ -168,13 +168,22 @@ func podService(svc *Service, p *signal.Pod, prev *state.PodCounters, dt float64
 	return ps
 }
 
+// prefillDeltas are the histogram deltas of a pod's tick that its
+// prefill time is read from (ok: read; a missing series or a reset is
+// not).
+type prefillDeltas struct {
+	ttft, queue, outs       signal.Histogram
+	okTTFT, okQueue, okOuts bool
+}
+
 // readPrefill reads the tick's mean prefill time from what the server
 // exports: TTFT less queue time; TTFT alone where nothing waited and no
 // queue time is exported; or the end-to-end latency less the queue time
 // and the decode where no TTFT is.
-func (ps *PodService) readPrefill(p *signal.Pod, before *state.ServiceCounters, ttft signal.Histogram, okT bool, queue signal.Histogram, okQ bool, outs signal.Histogram, okO bool) {
+func (ps *PodService) readPrefill(p *signal.Pod, before *state.ServiceCounters, d prefillDeltas) {
+	ttft, queue := d.ttft, d.queue
 	switch {
-	case okT && okQ && ttft.Count > 0 && queue.Count > 0:
+	case d.okTTFT && d.okQueue && ttft.Count > 0 && queue.Count > 0:
 		// The mean wait over the requests of the tick: a server that
 		// observes the queue time only of the requests that queued (llm-d's
 		// vLLM emulator) counts fewer than got a first token, and the others
@@ -182,14 +191,14 @@ func (ps *PodService) readPrefill(p *signal.Pod, before *state.ServiceCounters, 
 		// only by the requests scheduled in one tick and answered in the next.
 		ps.Prefill = ttft.Sum/ttft.Count - queue.Sum/math.Max(ttft.Count, queue.Count)
 		ps.Prefills = ttft.Count
-	case okT && ttft.Count > 0 && p.QueueTime == nil && nothingWaited(p, before):
+	case d.okTTFT && ttft.Count > 0 && p.QueueTime == nil && nothingWaited(p, before):
 		// No queue-time series (Triton; llm-d's emulator, which creates it
 		// when a request first queues) and the waiting gauge at zero at
 		// both scrapes: the TTFT is the prefill (at most a wait between
 		// the scrapes more, which errs towards a slower prefill).
 		ps.Prefill, ps.Prefills, ps.PrefillSeries = ttft.Sum/ttft.Count, ttft.Count, SeriesTTFTIdle
 	case p.TTFT == nil:
-		ps.Prefill, ps.Prefills, ps.PrefillSpread = e2ePrefill(p, before, ps.ITL, queue, okQ, outs, okO)
+		ps.Prefill, ps.Prefills, ps.PrefillSpread = e2ePrefill(p, before, ps.ITL, d)
 		if ps.Prefills > 0 {
 			ps.PrefillSeries = SeriesE2E
 		}
@@ -224,8 +233,9 @@ const DecodeSpread = 0.25
 // over (0: not read — no end-to-end, queue-time, inter-token or length
 // reading, or a decode that leaves nothing) and its noise (DecodeSpread of
 // the decode, seconds).
-func e2ePrefill(p *signal.Pod, before *state.ServiceCounters, itl float64, queue signal.Histogram, okQ bool, outs signal.Histogram, okO bool) (mean, n, spread float64) {
-	if p.E2E == nil || before.E2ECount <= 0 || !okQ || !okO || outs.Count <= 0 || !(itl > 0) {
+func e2ePrefill(p *signal.Pod, before *state.ServiceCounters, itl float64, d prefillDeltas) (mean, n, spread float64) {
+	queue, outs := d.queue, d.outs
+	if p.E2E == nil || before.E2ECount <= 0 || !d.okQueue || !d.okOuts || outs.Count <= 0 || !(itl > 0) {
 		return 0, 0, 0
 	}
 	e2e := signal.Histogram{Sum: p.E2E.Sum - before.E2ESum, Count: p.E2E.Count - before.E2ECount}

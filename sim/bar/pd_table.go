@@ -9,6 +9,9 @@ import (
 // PDSummary counts the P/D rows passing each criterion.
 type PDSummary struct {
 	Rows, UserAttainment, ITLAttainment, BelowStatic, BelowPeers, NoKills, FewFlaps, All int
+	// OracleNoCheaper counts the rows over their static pair where the
+	// oracle's pair costs at least as much (Summary.OracleNoCheaper).
+	OracleNoCheaper int
 }
 
 // SummarisePD counts P/D rows.
@@ -23,14 +26,16 @@ func SummarisePD(rows []PDRow) PDSummary {
 		s.NoKills += b2i(v.NoKills)
 		s.FewFlaps += b2i(v.FewFlaps)
 		s.All += b2i(v.All())
+		reached := r.UserAttainment >= r.OracleTarget && r.ITLAttainment >= r.OracleTarget
+		s.OracleNoCheaper += b2i(!v.BelowStatic && r.StaticPrefill > 0 && reached && noCheaperOracle(r.OracleOK, r.Oracle.GPUHours(), r.Static.GPUHours()))
 	}
 	return s
 }
 
 // String is the summary line.
 func (s PDSummary) String() string {
-	return fmt.Sprintf("P/D cells passing: user TTFT attainment %d/%d, decode ITL attainment %d/%d, GPU-h below the static pair %d/%d, below the peers of the same attainment %d/%d, 0 killed %d/%d, flaps ≤1/h per pool %d/%d; all criteria %d/%d",
-		s.UserAttainment, s.Rows, s.ITLAttainment, s.Rows, s.BelowStatic, s.Rows, s.BelowPeers, s.Rows, s.NoKills, s.Rows, s.FewFlaps, s.Rows, s.All, s.Rows)
+	return fmt.Sprintf("P/D cells passing: user TTFT attainment %d/%d, decode ITL attainment %d/%d, GPU-h below the static pair %d/%d (%s), below the peers of the same attainment %d/%d, 0 killed %d/%d, flaps ≤1/h per pool %d/%d; all criteria %d/%d",
+		s.UserAttainment, s.Rows, s.ITLAttainment, s.Rows, s.BelowStatic, s.Rows, noCheaperNote(s.Rows-s.BelowStatic, s.OracleNoCheaper), s.BelowPeers, s.Rows, s.NoKills, s.Rows, s.FewFlaps, s.Rows, s.All, s.Rows)
 }
 
 // pdCriterionNames label pdVerdictMarks' entries and PDSummary.counts'.

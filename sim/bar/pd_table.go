@@ -10,7 +10,8 @@ import (
 type PDSummary struct {
 	Rows, UserAttainment, ITLAttainment, BelowStatic, BelowPeers, NoKills, FewFlaps, All int
 	// OracleNoCheaper counts the rows over their static pair where the
-	// oracle's pair costs at least as much (Summary.OracleNoCheaper).
+	// oracle's pair, searched for no more than the policy pair's
+	// attainments, costs at least as much (Summary.OracleNoCheaper).
 	OracleNoCheaper int
 }
 

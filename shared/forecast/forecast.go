@@ -272,9 +272,13 @@ func smooth(st *State, y float64, now time.Time, o Options) {
 func quantile(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	k := int(math.Ceil(float64(len(s)+1)*q)) - 1
+	k := conformalRank(len(s), q) - 1
 	return s[min(max(k, 0), len(s)-1)]
 }
+
+// conformalRank is split conformal's finite-sample rank of the
+// q-quantile of n scores: ⌈(n+1)q⌉ (1-based; above n when n is too few).
+func conformalRank(n int, q float64) int { return int(math.Ceil(float64(n+1) * q)) }
 
 // Scenarios are the demands the horizon may bring: the point forecast
 // moved by each recent error at the horizon (in √ space, where a Poisson
@@ -326,8 +330,7 @@ func (st State) Surge(q, absorb float64, o Options) (float64, bool) {
 	if !(absorb > 0) || whole <= 0 {
 		return math.Max(0, whole), full
 	}
-	n := float64(len(st.Excess))
-	allowed := math.Max(0, n-math.Ceil((n+1)*q))
+	allowed := float64(max(0, len(st.Excess)-conformalRank(len(st.Excess), q)))
 	missed := func(r float64) float64 {
 		m := 0.0
 		for _, e := range st.Excess {

@@ -37,10 +37,9 @@ type tick struct {
 	// planned is what the last tick's plan asked for.
 	planned int
 	next    *state.Service
-	// Set by fold: the model, the mix the pool computes and the least β.
-	params model.Params
+	// Set by fold: the mix the pool computes (the model and the least β
+	// are the assessment's Params and LeastBeta).
 	served model.Mix
-	least  float64
 	// Set by demand: one pod's ceiling (its utilisation, never 0) and the
 	// forecast's options over the horizon.
 	ceiling float64
@@ -52,18 +51,17 @@ type tick struct {
 func (t *tick) fold() Assessment {
 	o, next := t.o, t.next
 	learn(next, t.v.Service, o)
-	t.params = next.Fit.Params(o.Prior)
+	params := next.Fit.Params(o.Prior)
 	if t.v.ArrivalRate != nil {
 		observeDispersion(&next.Dispersion, *t.v.ArrivalRate, o.Interval)
 	}
 	z := Peakedness(next.Dispersion, o.TTFTSLO, o.Interval)
 	source, _ := next.Fit.Source()
 	t.served = o.served(next.Mix)
-	slack := o.queueSlack(t.params, next.Prompts, t.served)
-	least, margin := o.leastMargin(t.params, t.served, z, source == "fitted", o.demandPods(t.v, t.params, t.served), slack)
-	t.least = least
+	slack := o.queueSlack(params, next.Prompts, t.served)
+	least, margin := o.leastMargin(params, t.served, z, source == "fitted", o.demandPods(t.v, params, t.served), slack)
 	next.Beta = math.Min(math.Max(next.Beta, least), MaxHeadroom)
-	a := Assessment{Params: t.params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
+	a := Assessment{Params: params, Samples: next.Fit.StepSamples(), Mix: next.Mix,
 		Target: o.target(), Beta: next.Beta, Peakedness: z, LeastBeta: least, LeastBy: margin, QueueSlack: slack}
 	a.ParamsSource, a.ParamsSeries = next.Fit.Source()
 	return a
@@ -83,12 +81,12 @@ func (t *tick) demand(a *Assessment) {
 	t.fo = forecast.DefaultOptions(seconds(h))
 	t.fo.Miss = o.Miss
 	a.Reserve, a.ReserveLearned = o.surgeReserve(next.Forecast, t.fo, a.QueueSlack, h)
-	a.WorkPerRequest = t.params.Work(t.served)
+	a.WorkPerRequest = a.Params.Work(t.served)
 	// The waiting backlog, drained within the horizon, is demand now but
 	// not part of the arrival series the forecast learns.
 	a.Backlog = v.Waiting / math.Max(h, 30)
 	a.Demand = (a.ArrivalRate + a.Backlog) * a.WorkPerRequest
-	a.Ceiling = t.params.Ceiling(t.served, o.Limits)
+	a.Ceiling = a.Params.Ceiling(t.served, o.Limits)
 	t.ceiling = math.Max(a.Ceiling.Utilisation, 1e-9)
 	a.Headroom = math.Min(model.Headroom(float64(v.Ready), a.Demand/t.ceiling), maxFiniteHeadroom)
 	a.HoldSeconds = math.Max(h, o.HoldMin)
@@ -98,7 +96,7 @@ func (t *tick) demand(a *Assessment) {
 // it, spends that from the miss budget, and moves β by what headroom
 // could have prevented.
 func (t *tick) misses(a *Assessment) {
-	o, v, next, params := t.o, t.v, t.next, t.params
+	o, v, next, params := t.o, t.v, t.next, a.Params
 	// The fleet is below the plan while pods it asked for are not ready
 	// (starting, a cold start, the backlog of a scale-up still draining):
 	// misses then are the plan's delay, which headroom cannot fix.
@@ -119,7 +117,7 @@ func (t *tick) misses(a *Assessment) {
 	// far above it (a reactive scale-up) says nothing.
 	held := recentHold(next.Needs, 0, t.now, a.HoldSeconds)
 	near := v.Ready <= max(o.staffOver(a.Demand/t.ceiling, a.Demand/t.ceiling, next.Beta, a.Reserve), held)+1
-	next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, t.least)
+	next.Beta = learnHeadroom(next.Beta, *a.LoadMiss, a.Target, loadCount(v.Service), near, a.Below, a.LeastBeta)
 	a.Beta = next.Beta
 }
 

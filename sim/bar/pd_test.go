@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/inferscale/inferscale/sim/engine"
+	"github.com/inferscale/inferscale/sim/pd"
 	"github.com/inferscale/inferscale/sim/runner"
 )
 
@@ -227,5 +229,24 @@ func TestThePDOracleIsSearchedLowerUntilFound(t *testing.T) {
 	var tried []float64
 	if _, _, err := searchDown(cancelled, 0.933, PDOracleSteps, reach(0.9, &tried)); err == nil || len(tried) != 1 {
 		t.Errorf("a cancelled search went on: searched at %v, err %v", tried, err)
+	}
+}
+
+// A pool's flaps are counted over the pair's replay: the prefill pool's
+// own replay ends with its last prefill, before the decode pool's last
+// token, and one flap in a cell of an hour is one flap an hour.
+func TestAPoolsFlapsAreCountedOverThePairsReplay(t *testing.T) {
+	flap := []engine.ScaleEvent{{T: 600, From: 2, To: 3}, {T: 800, From: 3, To: 2}}
+	prefill := &engine.Result{EndSeconds: 3599.9, ScaleEvents: flap}
+	decode := &engine.Result{EndSeconds: 3640}
+	pair := &pd.Result{Prefill: prefill, Decode: decode}
+	if got, want := flapsPerHour(prefill, pair), 3600/3640.0; math.Abs(got-want) > 1e-12 {
+		t.Errorf("prefill flaps/h = %v, want %v (one flap over the pair's 3,640 s)", got, want)
+	}
+	if got := flapsPerHour(decode, pair); got != 0 {
+		t.Errorf("decode flaps/h = %v, want 0", got)
+	}
+	if got := flapsPerHour(prefill, &pd.Result{Prefill: &engine.Result{}, Decode: &engine.Result{}}); got != 0 {
+		t.Errorf("a replay of no length: flaps/h = %v, want 0", got)
 	}
 }

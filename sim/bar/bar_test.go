@@ -16,7 +16,7 @@ import (
 func TestJudgeAppliesEachCriterion(t *testing.T) {
 	s := DefaultSettings()
 	good := Row{Attainment: 0.995, GPUHours: 10, OracleOK: true, OracleAttainment: 0.999, OracleGPUHours: 9, OracleMeanFleet: 12,
-		StaticN: 14, StaticGPUHours: 14, FlapsPerHour: 1}
+		StaticN: 14, StaticGPUHours: 14, StaticE2EN: 16, StaticE2EGPUHours: 16, FlapsPerHour: 1}
 	for _, c := range []struct {
 		name  string
 		edit  func(*Row)
@@ -33,6 +33,14 @@ func TestJudgeAppliesEachCriterion(t *testing.T) {
 		{"within a day's share of the static fleet", func(r *Row) { r.StaticShare, r.GPUHours = 0.8, 11.1 },
 			func(v Verdict) bool { return v.BelowStatic }},
 		{"no static fleet reaches the policy", func(r *Row) { r.StaticN, r.StaticGPUHours = 0, 0 }, func(v Verdict) bool { return v.BelowStatic }},
+		{"dearer than the static fleet of TTFT alone, below the one that meets the end-to-end objective too: reported, not a criterion",
+			func(r *Row) { r.StaticGPUHours = 9.5 }, func(v Verdict) bool { return !v.BelowStatic && v.BelowStaticE2E && !v.All() }},
+		{"dearer than the static fleet that meets both objectives", func(r *Row) { r.StaticE2EGPUHours = 9.5 },
+			func(v Verdict) bool { return v.BelowStatic && !v.BelowStaticE2E && v.All() }},
+		{"no static fleet meets the end-to-end objective", func(r *Row) { r.StaticE2EN, r.StaticE2EGPUHours = 0, 0 },
+			func(v Verdict) bool { return v.BelowStaticE2E }},
+		{"a day's share of the static fleet of both objectives", func(r *Row) { r.StaticShare, r.GPUHours, r.StaticE2EGPUHours = 0.8, 11.3, 14 },
+			func(v Verdict) bool { return !v.BelowStaticE2E }},
 		{"above 1.15 × oracle", func(r *Row) { r.GPUHours, r.StaticGPUHours = 10.6, 20 }, func(v Verdict) bool { return !*v.NearOracle && !v.All() }},
 		{"small oracle fleet: the 1.15 rule does not apply", func(r *Row) { r.OracleMeanFleet, r.GPUHours, r.StaticGPUHours = 7.9, 11, 20 },
 			func(v Verdict) bool { return v.NearOracle == nil && v.All() }},
@@ -54,20 +62,35 @@ func TestCheapestStaticFindsTheSmallestFleetReachingTheAttainment(t *testing.T) 
 	cfg := r.Settings.Config(Case{Speed: 1, Startup: Startup{60, 0}})
 	e := &Entry{Static: map[string]StaticResult{}}
 	for n := 1; n <= cfg.MaxReplicas; n++ { // a cached curve: no replay runs
-		e.setStatic(n, StaticResult{Attainment: min(1, 0.5+0.05*float64(n)), GPUHours: float64(n)})
+		e.setStatic(n, StaticResult{Attainment: min(1, 0.5+0.05*float64(n)), GPUHours: float64(n),
+			E2EAttainment: new(min(1, 0.4+0.04*float64(n)))})
 	}
 	for _, c := range []struct {
-		want float64
-		n    int
-	}{{0.5, 1}, {0.7, 4}, {0.72, 5}, {0.99, 10}, {1, 10}} {
-		n, s, err := r.cheapestStatic(context.Background(), cfg, nil, e, c.want)
+		ttft, e2e float64
+		n         int
+	}{{0.5, 0, 1}, {0.7, 0, 4}, {0.72, 0, 5}, {0.99, 0, 10}, {1, 0, 10}, {0.7, 0.8, 10}, {1, 0.99, 15}} {
+		n, s, err := r.cheapestStatic(context.Background(), cfg, nil, e, func(s StaticResult) bool {
+			return s.Attainment >= c.ttft && *s.E2EAttainment >= c.e2e
+		})
 		if err != nil || n != c.n || s.GPUHours != float64(c.n) {
-			t.Errorf("attainment %.2f: %d pods (%+v, %v), want %d", c.want, n, s, err, c.n)
+			t.Errorf("attainment %.2f, end-to-end %.2f: %d pods (%+v, %v), want %d", c.ttft, c.e2e, n, s, err, c.n)
 		}
 	}
-	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 0.9})
-	if n, _, err := r.cheapestStatic(context.Background(), cfg, nil, e, 0.95); err != nil || n != 0 {
+	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 0.9, E2EAttainment: new(0.9)})
+	if n, _, err := r.cheapestStatic(context.Background(), cfg, nil, e, func(s StaticResult) bool { return s.Attainment >= 0.95 }); err != nil || n != 0 {
 		t.Errorf("out of reach: %d pods, %v; want none", n, err)
+	}
+}
+
+// A static fleet cached before its end-to-end attainment was kept is not
+// a cached result: the fleet is replayed again.
+func TestAStaticFleetCachedWithoutItsEndToEndAttainmentIsReplayed(t *testing.T) {
+	e := &Entry{Static: map[string]StaticResult{"3": {Attainment: 0.99, GPUHours: 3}, "4": {Attainment: 1, GPUHours: 4, E2EAttainment: new(0.98)}}}
+	if _, ok := e.static(3); ok {
+		t.Error("a fleet without its end-to-end attainment read as cached")
+	}
+	if s, ok := e.static(4); !ok || *s.E2EAttainment != 0.98 {
+		t.Errorf("the 4-pod fleet: %+v, %v", s, ok)
 	}
 }
 
@@ -85,12 +108,12 @@ func TestCacheKeysAndRoundTrip(t *testing.T) {
 	c := &Cache{Dir: dir}
 	e := c.Load(key(a))
 	e.Oracle = &OracleResult{Found: true, Target: 0.99, GPUHours: 3}
-	e.setStatic(4, StaticResult{Attainment: 0.97, GPUHours: 4})
+	e.setStatic(4, StaticResult{Attainment: 0.97, GPUHours: 4, E2EAttainment: new(0.96)})
 	if err := c.Store(key(a), e); err != nil {
 		t.Fatal(err)
 	}
 	got := (&Cache{Dir: dir}).Load(key(a))
-	if got.Oracle == nil || got.Oracle.GPUHours != 3 || got.Static["4"].Attainment != 0.97 {
+	if s, ok := got.static(4); got.Oracle == nil || got.Oracle.GPUHours != 3 || !ok || s.Attainment != 0.97 || *s.E2EAttainment != 0.96 {
 		t.Errorf("reloaded %+v", got)
 	}
 	if err := os.WriteFile(filepath.Join(dir, key(b)+".json"), []byte("{not json"), 0o644); err != nil {

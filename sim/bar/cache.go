@@ -56,6 +56,10 @@ type OracleResult struct {
 type StaticResult struct {
 	Attainment float64 `json:"attainment"`
 	GPUHours   float64 `json:"gpuHours"`
+	// E2EAttainment is the share of requests within the end-to-end
+	// objective; nil in an entry cached before it was kept (the fleet is
+	// replayed again).
+	E2EAttainment *float64 `json:"e2eAttainment,omitempty"`
 }
 
 // Cache stores entries as one JSON file per cell under Dir; an empty Dir
@@ -170,10 +174,11 @@ func (c *Cache) Store(key string, e *Entry) error {
 	return nil
 }
 
-// static returns the cached replay of an n-pod static fleet.
+// static returns the cached replay of an n-pod static fleet (one cached
+// without its end-to-end attainment is not).
 func (e *Entry) static(n int) (StaticResult, bool) {
 	r, ok := e.Static[strconv.Itoa(n)]
-	return r, ok
+	return r, ok && r.E2EAttainment != nil
 }
 
 func (e *Entry) setStatic(n int, r StaticResult) { e.Static[strconv.Itoa(n)] = r }

@@ -19,7 +19,15 @@ type Summary struct {
 	// BelowStaticE2E counts the rows below the static fleet that meets
 	// the end-to-end objective too (Verdict.BelowStaticE2E).
 	BelowStaticE2E int
+	// NearOracleLoose counts the rows NearOracle applies to whose
+	// GPU-hours are within LooseNearOracle × the oracle's.
+	NearOracleLoose int
 }
+
+// LooseNearOracle is the project's standing cost bar against the oracle
+// on fleets of 8 pods or more (README, "Where it stands"), counted beside
+// the matrix's own, stricter 1.15.
+const LooseNearOracle = 1.3
 
 // Summarise counts rows.
 func Summarise(rows []Row) Summary {
@@ -38,6 +46,7 @@ func Summarise(rows []Row) Summary {
 		if v.NearOracle != nil {
 			s.NearOracleOf++
 			s.NearOracle += b2i(*v.NearOracle)
+			s.NearOracleLoose += b2i(r.GPUHours <= LooseNearOracle*r.OracleGPUHours)
 		}
 	}
 	return s
@@ -56,10 +65,12 @@ func b2i(b bool) int {
 	return 0
 }
 
-// String is the summary line, and what the cost would be against the
-// static fleet that meets the end-to-end objective too.
+// String is the summary line, and beside it the cost against the static
+// fleet that meets the end-to-end objective too and against 1.3 × the
+// oracle.
 func (s Summary) String() string {
-	return s.criteria() + fmt.Sprintf("\nbeside the criteria: GPU-h below the static fleet that meets the end-to-end objective too %d/%d", s.BelowStaticE2E, s.Rows)
+	return s.criteria() + fmt.Sprintf("\nbeside the criteria: GPU-h below the static fleet that meets the end-to-end objective too %d/%d, ≤%.1f×oracle %d/%d",
+		s.BelowStaticE2E, s.Rows, LooseNearOracle, s.NearOracleLoose, s.NearOracleOf)
 }
 
 // criteria is the summary line of the criteria.

@@ -32,6 +32,26 @@ func TestTheSummaryCountsTheCellsWhoseOracleIsNoCheaper(t *testing.T) {
 	}
 }
 
+// Beside the criteria, the summary counts the cells the oracle rule
+// applies to that cost within 1.3 × the oracle, and the cells below the
+// static fleet of both objectives.
+func TestTheSummaryCountsTheLooseOracleBarAndTheStaticFleetOfBothObjectives(t *testing.T) {
+	yes, no := true, false
+	rows := []Row{
+		{GPUHours: 11, OracleGPUHours: 10, Verdict: Verdict{NearOracle: &yes, BelowStaticE2E: true}}, // 1.1×
+		{GPUHours: 13, OracleGPUHours: 10, Verdict: Verdict{NearOracle: &no}},                        // 1.3×: within
+		{GPUHours: 13.1, OracleGPUHours: 10, Verdict: Verdict{NearOracle: &no}},                      // over
+		{GPUHours: 30, OracleGPUHours: 10, Verdict: Verdict{BelowStaticE2E: true}},                   // a small oracle fleet: n/a
+	}
+	s := Summarise(rows)
+	if s.NearOracle != 1 || s.NearOracleOf != 3 || s.NearOracleLoose != 2 || s.BelowStaticE2E != 2 {
+		t.Fatalf("summary %+v: want 1 of 3 within 1.15 ×, 2 within 1.3 ×, 2 below the static fleet of both objectives", s)
+	}
+	if want := "GPU-h below the static fleet that meets the end-to-end objective too 2/4, ≤1.3×oracle 2/3"; !strings.Contains(s.String(), want) {
+		t.Errorf("summary %q lacks %q", s.String(), want)
+	}
+}
+
 func TestThePDSummaryCountsThePairsWhoseOracleIsNoCheaper(t *testing.T) {
 	pair := func(p, d float64) PDFigures { return PDFigures{PrefillGPUHours: p, DecodeGPUHours: d} }
 	rows := []PDRow{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,10 @@ func TestRunnerEvaluatesACellAndReusesItsCache(t *testing.T) {
 	out.Reset()
 	if err := WriteMarkdown(&out, []Row{first}); err != nil || !strings.HasPrefix(out.String(), "| case |") {
 		t.Errorf("markdown %q, %v", out.String(), err)
+	}
+	// Each summary line is a paragraph of its own.
+	if !regexp.MustCompile(`all criteria \d/1\n\nbeside the criteria:`).MatchString(out.String()) {
+		t.Errorf("markdown summary lines not apart: %q", out.String())
 	}
 }
 

@@ -164,7 +164,8 @@ func writeMarkdown(w io.Writer, header []string, rows [][]string, tail string) e
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	b.WriteString("\n" + tail + "\n")
+	// Each line of the tail is a paragraph of its own.
+	b.WriteString("\n" + strings.ReplaceAll(tail, "\n", "\n\n") + "\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the bar table: %w", err)
 	}

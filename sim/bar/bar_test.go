@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -309,5 +310,30 @@ func TestACellsDecisionLogIsNamedByTheCell(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "\"inferscale\":\"decision/v1\""); n < 18 || n > 20 {
 		t.Errorf("the cell's log holds %d decisions, want one a tick of 5 min", n)
+	}
+}
+
+// Flaps are counted per hour of the replay, and at least of the window
+// the cell cuts from its trace: one flap in Mooncake's hour, whose last
+// requests ended at 59:07, is one an hour; a trace replayed whole counts
+// over its own length (Azure code's 57 minutes: 1.05 an hour).
+func TestFlapsAreCountedOverTheReplayOrTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flaps int
+		end   float64
+		trace runner.Trace
+		want  float64
+	}{
+		{"an hour's window that ended early", 1, 3546.8, runner.Trace{Duration: time.Hour}, 1},
+		{"a replay past its window", 2, 7200, runner.Trace{Duration: time.Hour}, 1},
+		{"a trace replayed whole", 1, 3436, runner.Trace{}, 3600 / 3436.0},
+		{"a window stretched twice", 1, 3000, runner.Trace{Duration: time.Hour, TimeFactor: 2}, 0.5},
+		{"no flap", 0, 3600, runner.Trace{}, 0},
+		{"a replay of no length", 1, 0, runner.Trace{}, 0},
+	} {
+		if got := flapsPerHour(c.flaps, c.end, c.trace); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v flaps/h, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func (r *PDRunner) cell(ctx context.Context, c PDCase) (PDRow, error) {
 		return PDRow{}, fmt.Errorf("%s: %w", r.Policy, err)
 	}
 	row := PDRow{Case: c.Name(), PDFigures: pdFigures(res, inf), PrefillKilled: res.Prefill.Killed, DecodeKilled: res.Decode.Killed,
-		PrefillFlapsPerHour: flapsPerHour(res.Prefill, res), DecodeFlapsPerHour: flapsPerHour(res.Decode, res)}
+		PrefillFlapsPerHour: pairFlapsPerHour(res.Prefill, res, c.Trace()), DecodeFlapsPerHour: pairFlapsPerHour(res.Decode, res, c.Trace())}
 	for _, p := range r.Peers {
 		pres, err := pools.Pair(ctx, reqs, p.Prefill, p.Decode)
 		if err != nil {
@@ -104,20 +104,13 @@ func (r *PDRunner) store(key string, e *Entry) {
 	}
 }
 
-// flapsPerHour is a pool's flaps per hour of the pair's replay: both
+// pairFlapsPerHour is a pool's flaps per hour of the pair's replay: both
 // pools stand for all of it, and the prefill pool's own replay ends with
 // its last prefill, before the decode pool's last token (the demo's
-// prefill pools' one flap read 1.00003 an hour over 3,599.9 s).
-func flapsPerHour(pool *engine.Result, pair *pd.Result) float64 {
-	if hours := pairSeconds(pair) / 3600; hours > 0 {
-		return float64(report.Flaps(pool.ScaleEvents)) / hours
-	}
-	return 0
-}
-
-// pairSeconds is how long a P/D replay ran: until the later pool's end.
-func pairSeconds(pair *pd.Result) float64 {
-	return max(pair.Prefill.EndSeconds, pair.Decode.EndSeconds)
+// prefill pools' one flap read 1.00003 an hour over 3,599.9 s); and at
+// least the trace's window (flapsPerHour).
+func pairFlapsPerHour(pool *engine.Result, pair *pd.Result, t runner.Trace) float64 {
+	return flapsPerHour(report.Flaps(pool.ScaleEvents), max(pair.Prefill.EndSeconds, pair.Decode.EndSeconds), t)
 }
 
 // PDOracleSteps is how many times the P/D oracle is searched again, 0.1%

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/pd"
@@ -240,13 +241,20 @@ func TestAPoolsFlapsAreCountedOverThePairsReplay(t *testing.T) {
 	prefill := &engine.Result{EndSeconds: 3599.9, ScaleEvents: flap}
 	decode := &engine.Result{EndSeconds: 3640}
 	pair := &pd.Result{Prefill: prefill, Decode: decode}
-	if got, want := flapsPerHour(prefill, pair), 3600/3640.0; math.Abs(got-want) > 1e-12 {
+	whole := runner.Trace{Spec: "synthetic:demo"}
+	if got, want := pairFlapsPerHour(prefill, pair, whole), 3600/3640.0; math.Abs(got-want) > 1e-12 {
 		t.Errorf("prefill flaps/h = %v, want %v (one flap over the pair's 3,640 s)", got, want)
 	}
-	if got := flapsPerHour(decode, pair); got != 0 {
+	if got := pairFlapsPerHour(decode, pair, whole); got != 0 {
 		t.Errorf("decode flaps/h = %v, want 0", got)
 	}
-	if got := flapsPerHour(prefill, &pd.Result{Prefill: &engine.Result{}, Decode: &engine.Result{}}); got != 0 {
+	// A pair whose replay ends before the trace's window does is counted
+	// over the window.
+	short := &pd.Result{Prefill: &engine.Result{EndSeconds: 3500, ScaleEvents: flap}, Decode: &engine.Result{EndSeconds: 3540}}
+	if got := pairFlapsPerHour(short.Prefill, short, runner.Trace{Duration: time.Hour}); got != 1 {
+		t.Errorf("one flap in an hour's window: flaps/h = %v, want 1", got)
+	}
+	if got := pairFlapsPerHour(prefill, &pd.Result{Prefill: &engine.Result{}, Decode: &engine.Result{}}, whole); got != 0 {
 		t.Errorf("a replay of no length: flaps/h = %v, want 0", got)
 	}
 }

@@ -142,9 +142,7 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	row.GPUHours = res.GPUHours()
 	row.Killed, row.Unfinished = res.Killed, res.Unfinished
 	row.DownsInBreach = DefaultBreach(cfg).DownsInBreach(res, reqs)
-	if hours := res.EndSeconds / 3600; hours > 0 {
-		row.FlapsPerHour = float64(report.Flaps(res.ScaleEvents)) / hours
-	}
+	row.FlapsPerHour = flapsPerHour(report.Flaps(res.ScaleEvents), res.EndSeconds, c.Trace())
 
 	key := Key(c, cfg, r.Settings)
 	entry := r.Cache.Load(key)
@@ -179,6 +177,23 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	}
 	r.Settings.Judge(&row)
 	return row, nil
+}
+
+// flapsPerHour is flaps per hour of a replay that ran for end seconds,
+// and at least the trace's window where the cell cuts one (Duration,
+// stretched by TimeFactor): a window's last requests may end before it
+// does (Mooncake's hour ended at 59:07, and its one flap read 1.015 an
+// hour). A trace replayed whole is its own length (Azure code's 57
+// minutes: one flap is 1.05 an hour).
+func flapsPerHour(flaps int, end float64, t runner.Trace) float64 {
+	window := t.Duration.Seconds()
+	if t.TimeFactor > 0 {
+		window *= t.TimeFactor
+	}
+	if hours := max(end, window) / 3600; hours > 0 {
+		return float64(flaps) / hours
+	}
+	return 0
 }
 
 // static replays an n-pod warm static fleet (cached).

@@ -18,7 +18,8 @@ import (
 func TestJudgeAppliesEachCriterion(t *testing.T) {
 	s := DefaultSettings()
 	good := Row{Attainment: 0.995, GPUHours: 10, OracleOK: true, OracleAttainment: 0.999, OracleGPUHours: 9, OracleMeanFleet: 12,
-		StaticN: 14, StaticGPUHours: 14, StaticE2EN: 16, StaticE2EGPUHours: 16, FlapsPerHour: 1}
+		StaticN: 14, StaticGPUHours: 14, StaticE2EN: 16, StaticE2EGPUHours: 16, FlapsPerHour: 1,
+		OracleE2EOK: true, OracleE2EGPUHours: 9.5, OracleE2EMeanFleet: 12}
 	for _, c := range []struct {
 		name  string
 		edit  func(*Row)
@@ -39,6 +40,14 @@ func TestJudgeAppliesEachCriterion(t *testing.T) {
 			func(r *Row) { r.StaticGPUHours = 9.5 }, func(v Verdict) bool { return !v.BelowStatic && v.BelowStaticE2E && !v.All() }},
 		{"dearer than the static fleet that meets both objectives", func(r *Row) { r.StaticE2EGPUHours = 9.5 },
 			func(v Verdict) bool { return v.BelowStatic && !v.BelowStaticE2E && v.All() }},
+		{"over 1.15 × the oracle, within it of the oracle held to the end-to-end objective: reported, not a criterion",
+			func(r *Row) { r.GPUHours, r.OracleE2EGPUHours = 10.6, 10 }, func(v Verdict) bool { return !*v.NearOracle && *v.NearOracleE2E && !v.All() }},
+		{"over 1.15 × the oracle held to the end-to-end objective", func(r *Row) { r.OracleE2EGPUHours = 8 },
+			func(v Verdict) bool { return !*v.NearOracleE2E && v.All() }},
+		{"no oracle held to the end-to-end objective, or a small fleet: n/a", func(r *Row) { r.OracleE2EOK = false },
+			func(v Verdict) bool { return v.NearOracleE2E == nil }},
+		{"the oracle held to the end-to-end objective runs a small fleet: n/a", func(r *Row) { r.OracleE2EMeanFleet = 7.5 },
+			func(v Verdict) bool { return v.NearOracleE2E == nil }},
 		{"no static fleet meets the end-to-end objective", func(r *Row) { r.StaticE2EN, r.StaticE2EGPUHours = 0, 0 },
 			func(v Verdict) bool { return v.BelowStaticE2E }},
 		{"a day's share of the static fleet of both objectives", func(r *Row) { r.StaticShare, r.GPUHours, r.StaticE2EGPUHours = 0.8, 11.3, 14 },
@@ -335,5 +344,33 @@ func TestFlapsAreCountedOverTheReplayOrTheWindow(t *testing.T) {
 		if got := flapsPerHour(c.flaps, c.end, c.trace); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s: %v flaps/h, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// The oracle held to the end-to-end objective is held to the policy's own
+// end-to-end attainment where that is below the target (as the static
+// fleet is), searched once per such target, and cached by it.
+func TestTheOracleOfBothObjectivesIsHeldToWhatThePolicyReached(t *testing.T) {
+	r := &Runner{Settings: DefaultSettings()}
+	cfg := r.Settings.Config(Case{Speed: 1, Startup: Startup{60, 0}})
+	e := &Entry{Static: map[string]StaticResult{}, OracleE2E: map[string]OracleResult{
+		"0.990": {Found: true, Target: 0.99, GPUHours: 5},
+		"0.983": {Found: true, Target: 0.983, GPUHours: 4},
+		"0.913": {Found: true, Target: 0.913, GPUHours: 3},
+	}}
+	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 1, GPUHours: 64, E2EAttainment: new(0.995)})
+	for _, c := range []struct {
+		policy, want float64
+	}{{1, 5}, {0.99, 5}, {0.98335, 4}} {
+		o, err := r.oracleE2E(context.Background(), cfg, nil, e, 0.99, c.policy)
+		if err != nil || o.GPUHours != c.want {
+			t.Errorf("policy end to end %.5f: the cached oracle of %.2f GPU-h (%+v, %v), want %.2f", c.policy, o.GPUHours, o, err, c.want)
+		}
+	}
+	// Not even the largest static fleet answers 99 % end to end: the
+	// oracle is held to what it reaches.
+	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 1, GPUHours: 64, E2EAttainment: new(0.9134)})
+	if o, err := r.oracleE2E(context.Background(), cfg, nil, e, 0.99, 1); err != nil || o.GPUHours != 3 {
+		t.Errorf("the largest static fleet at 91.34 %%: %+v, %v; want the oracle of 0.913", o, err)
 	}
 }

@@ -26,6 +26,9 @@ type Entry struct {
 	// Oracle is the oracle found for Target (or its reachable ceiling);
 	// nil until searched.
 	Oracle *OracleResult `json:"oracle,omitempty"`
+	// OracleE2E maps an end-to-end target ("0.990") to the oracle held to
+	// it as well as to the TTFT one.
+	OracleE2E map[string]OracleResult `json:"oracleE2E,omitempty"`
 	// Static maps a static fleet size to its replay.
 	Static map[string]StaticResult `json:"static,omitempty"`
 
@@ -50,6 +53,9 @@ type OracleResult struct {
 	Attainment float64 `json:"attainment"`
 	GPUHours   float64 `json:"gpuHours"`
 	MeanFleet  float64 `json:"meanFleet"`
+	// E2EAttainment is the share of its requests answered within the
+	// end-to-end objective (kept for the oracle held to it).
+	E2EAttainment float64 `json:"e2eAttainment,omitempty"`
 }
 
 // StaticResult is one static fleet's replay.
@@ -138,6 +144,9 @@ func (c *Cache) Load(key string) *Entry {
 	}
 	if e.PDStatic == nil {
 		e.PDStatic = map[string]PDFigures{}
+	}
+	if e.OracleE2E == nil {
+		e.OracleE2E = map[string]OracleResult{}
 	}
 	c.mem[key] = e
 	return e

@@ -92,16 +92,20 @@ func sameRow(a, b Row) bool {
 // criterionNames label verdictMarks' entries and Summary.counts': the
 // criteria, then the cost against the static fleet of both objectives
 // (reported beside them).
-var criterionNames = []string{"att", "<static", "≤1.15×orc", "0 killed", "flaps", "no down@breach", "all", "<static (E2E)"}
+var criterionNames = []string{"att", "<static", "≤1.15×orc", "0 killed", "flaps", "no down@breach", "all", "<static (E2E)", "≤1.15×orc (E2E)"}
 
 // verdictMarks are a verdict's criteria as pass, FAIL or n/a.
 func verdictMarks(v Verdict) []string {
-	near := "n/a"
-	if v.NearOracle != nil {
-		near = mark(*v.NearOracle)
+	return []string{mark(v.Attainment), mark(v.BelowStatic), optMark(v.NearOracle), mark(v.NoKills), mark(v.FewFlaps), mark(v.NoDownInBreach), mark(v.All()),
+		mark(v.BelowStaticE2E), optMark(v.NearOracleE2E)}
+}
+
+// optMark is a criterion that may not apply: pass, FAIL or n/a (nil).
+func optMark(ok *bool) string {
+	if ok == nil {
+		return "n/a"
 	}
-	return []string{mark(v.Attainment), mark(v.BelowStatic), near, mark(v.NoKills), mark(v.FewFlaps), mark(v.NoDownInBreach), mark(v.All()),
-		mark(v.BelowStaticE2E)}
+	return mark(*ok)
 }
 
 // mark is a criterion's pass or FAIL.
@@ -115,7 +119,7 @@ func mark(ok bool) string {
 // counts are the summary's passing/applicable per criterionNames.
 func (s Summary) counts() [][2]int {
 	return [][2]int{{s.Attainment, s.Rows}, {s.BelowStatic, s.Rows}, {s.NearOracle, s.NearOracleOf}, {s.NoKills, s.Rows},
-		{s.FewFlaps, s.Rows}, {s.NoDownInBreach, s.Rows}, {s.All, s.Rows}, {s.BelowStaticE2E, s.Rows}}
+		{s.FewFlaps, s.Rows}, {s.NoDownInBreach, s.Rows}, {s.All, s.Rows}, {s.BelowStaticE2E, s.Rows}, {s.NearOracleE2E, s.NearOracleE2EOf}}
 }
 
 var deltaHeader = []string{"cell", "TTFT ok", "GPU-h", "new/old", "flaps/h", "killed", "down@breach", "static n", "criteria that changed"}

@@ -42,13 +42,20 @@ func TestTheSummaryCountsTheLooseOracleBarAndTheStaticFleetOfBothObjectives(t *t
 		{GPUHours: 13, OracleGPUHours: 10, Verdict: Verdict{NearOracle: &no}},                        // 1.3×: within
 		{GPUHours: 13.1, OracleGPUHours: 10, Verdict: Verdict{NearOracle: &no}},                      // over
 		{GPUHours: 30, OracleGPUHours: 10, Verdict: Verdict{BelowStaticE2E: true}},                   // a small oracle fleet: n/a
+		// Against the oracle held to the end-to-end objective too: 1.2 ×.
+		{GPUHours: 12, OracleGPUHours: 6, OracleE2EGPUHours: 10, Verdict: Verdict{NearOracle: &no, NearOracleE2E: &no}},
 	}
 	s := Summarise(rows)
-	if s.NearOracle != 1 || s.NearOracleOf != 3 || s.NearOracleLoose != 2 || s.BelowStaticE2E != 2 {
-		t.Fatalf("summary %+v: want 1 of 3 within 1.15 ×, 2 within 1.3 ×, 2 below the static fleet of both objectives", s)
+	if s.NearOracle != 1 || s.NearOracleOf != 4 || s.NearOracleLoose != 2 || s.BelowStaticE2E != 2 ||
+		s.NearOracleE2E != 0 || s.NearOracleE2ELoose != 1 || s.NearOracleE2EOf != 1 {
+		t.Fatalf("summary %+v: want 1 of 4 within 1.15 ×, 2 within 1.3 ×, 2 below the static fleet of both objectives, "+
+			"and 1 of 1 within 1.3 × the oracle of both", s)
 	}
-	if want := "GPU-h below the static fleet that meets the end-to-end objective too 2/4, ≤1.3×oracle 2/3"; !strings.Contains(s.String(), want) {
-		t.Errorf("summary %q lacks %q", s.String(), want)
+	for _, want := range []string{"GPU-h below the static fleet that meets the end-to-end objective too 2/5, ≤1.3×oracle 2/4",
+		"against the oracle that meets the end-to-end objective too, ≤1.15× 0 and ≤1.3× 1 of 1"} {
+		if !strings.Contains(s.String(), want) {
+			t.Errorf("summary %q lacks %q", s.String(), want)
+		}
 	}
 }
 

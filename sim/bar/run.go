@@ -108,8 +108,8 @@ func runCells[C interface{ Name() string }, R any](ctx context.Context, cases []
 	return rows, nil
 }
 
-// cell evaluates one cell: the policy, then the oracle and the static
-// fleet from the cache or by replay.
+// cell evaluates one cell: the policy, then what it is measured against
+// (compare).
 func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	reqs, err := r.traces.load(c.Trace())
 	if err != nil {
@@ -144,21 +144,35 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 	row.DownsInBreach = DefaultBreach(cfg).DownsInBreach(res, reqs)
 	row.FlapsPerHour = flapsPerHour(report.Flaps(res.ScaleEvents), res.EndSeconds, c.Trace())
 
-	key := Key(c, cfg, r.Settings)
-	entry := r.Cache.Load(key)
-	orc, err := r.oracle(ctx, cfg, reqs, entry)
-	if err != nil {
+	if err := r.compare(ctx, c, cfg, reqs, &row); err != nil {
 		return Row{}, err
 	}
-	if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
-		r.Log.Warn("bar cache not written", "err", err)
+	r.Settings.Judge(&row)
+	return row, nil
+}
+
+// compare fills in what the row's policy is measured against: the oracle,
+// the cheapest static fleet of its attainment, and both held to the
+// end-to-end objective too (from the cell's cache, stored after each).
+func (r *Runner) compare(ctx context.Context, c Case, cfg engine.Config, reqs []workload.Request, row *Row) error {
+	key := Key(c, cfg, r.Settings)
+	entry := r.Cache.Load(key)
+	store := func() {
+		if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
+			r.Log.Warn("bar cache not written", "err", err)
+		}
 	}
+	orc, err := r.oracle(ctx, cfg, reqs, entry)
+	if err != nil {
+		return err
+	}
+	store()
 	row.OracleOK, row.OracleTarget = orc.Found, orc.Target
 	row.OracleAttainment, row.OracleGPUHours, row.OracleMeanFleet = orc.Attainment, orc.GPUHours, orc.MeanFleet
 
 	n, st, err := r.cheapestStatic(ctx, cfg, reqs, entry, func(s StaticResult) bool { return s.Attainment >= row.Attainment })
 	if err != nil {
-		return Row{}, err
+		return err
 	}
 	row.StaticN, row.StaticGPUHours, row.StaticAttainment = n, st.GPUHours, st.Attainment
 	wantE2E := min(row.E2EAttainment, r.Settings.Target)
@@ -166,26 +180,22 @@ func (r *Runner) cell(ctx context.Context, c Case) (Row, error) {
 		return s.Attainment >= row.Attainment && *s.E2EAttainment >= wantE2E
 	})
 	if err != nil {
-		return Row{}, err
+		return err
 	}
-	if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
-		r.Log.Warn("bar cache not written", "err", err)
-	}
+	store()
 	row.StaticE2EN, row.StaticE2EGPUHours = n, st.GPUHours
 	if st.E2EAttainment != nil {
 		row.StaticE2EAttainment = *st.E2EAttainment
 	}
+
 	orcE2E, err := r.oracleE2E(ctx, cfg, reqs, entry, orc.Target, row.E2EAttainment)
 	if err != nil {
-		return Row{}, err
+		return err
 	}
-	if err := r.Cache.Store(key, entry); err != nil && r.Log != nil {
-		r.Log.Warn("bar cache not written", "err", err)
-	}
+	store()
 	row.OracleE2EOK, row.OracleE2ETarget = orcE2E.Found, orcE2E.Target
 	row.OracleE2EGPUHours, row.OracleE2EMeanFleet = orcE2E.GPUHours, orcE2E.MeanFleet
-	r.Settings.Judge(&row)
-	return row, nil
+	return nil
 }
 
 // flapsPerHour is flaps per hour of a replay that ran for end seconds,
@@ -265,12 +275,24 @@ func (r *Runner) oracle(ctx context.Context, cfg engine.Config, reqs []workload.
 	if top.Attainment < target {
 		target = round3(top.Attainment)
 	}
+	out, err := r.search(ctx, cfg, reqs, oracle.Options{Target: target}, target)
+	if err != nil {
+		return OracleResult{}, err
+	}
+	e.Oracle = &out
+	return out, nil
+}
+
+// search is the oracle that opts asks for, reported against target (Found
+// false, and a warning, when none meets it; an error only when the search
+// was stopped).
+func (r *Runner) search(ctx context.Context, cfg engine.Config, reqs []workload.Request, opts oracle.Options, target float64) (OracleResult, error) {
 	out := OracleResult{Target: target}
-	orc, err := oracle.Search(ctx, cfg, reqs, oracle.Options{Target: target})
+	orc, err := oracle.Search(ctx, cfg, reqs, opts)
 	switch {
 	case err == nil:
 		out.Found = true
-		out.Attainment = orc.Run.FeasibleTTFTAttainment()
+		out.Attainment, out.E2EAttainment = orc.Run.FeasibleTTFTAttainment(), orc.Run.E2EAttainment()
 		out.GPUHours = orc.Run.GPUHours()
 		if orc.Run.EndSeconds > 0 {
 			out.MeanFleet = orc.Run.GPUSeconds / orc.Run.EndSeconds
@@ -278,9 +300,8 @@ func (r *Runner) oracle(ctx context.Context, cfg engine.Config, reqs []workload.
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return OracleResult{}, err
 	case r.Log != nil:
-		r.Log.Warn("no oracle", "target", target, "err", err)
+		r.Log.Warn("no oracle", "target", opts.Target, "end-to-end target", opts.E2ETarget, "err", err)
 	}
-	e.Oracle = &out
 	return out, nil
 }
 
@@ -300,20 +321,9 @@ func (r *Runner) oracleE2E(ctx context.Context, cfg engine.Config, reqs []worklo
 	if o, ok := e.OracleE2E[key]; ok {
 		return o, nil
 	}
-	out := OracleResult{Target: target}
-	orc, err := oracle.Search(ctx, cfg, reqs, oracle.Options{Target: ttft, E2ETarget: target})
-	switch {
-	case err == nil:
-		out.Found = true
-		out.Attainment, out.E2EAttainment = orc.Run.FeasibleTTFTAttainment(), orc.Run.E2EAttainment()
-		out.GPUHours = orc.Run.GPUHours()
-		if orc.Run.EndSeconds > 0 {
-			out.MeanFleet = orc.Run.GPUSeconds / orc.Run.EndSeconds
-		}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	out, err := r.search(ctx, cfg, reqs, oracle.Options{Target: ttft, E2ETarget: target}, target)
+	if err != nil {
 		return OracleResult{}, err
-	case r.Log != nil:
-		r.Log.Warn("no oracle held to the end-to-end objective", "target", ttft, "e2e", target, "err", err)
 	}
 	e.OracleE2E[key] = out
 	return out, nil

@@ -347,18 +347,22 @@ func (s Settings) Judge(r *Row) {
 	}
 	v.BelowStatic = r.StaticN == 0 || r.GPUHours < share*r.StaticGPUHours
 	v.BelowStaticE2E = r.StaticE2EN == 0 || r.GPUHours < share*r.StaticE2EGPUHours
-	if r.OracleOK && r.OracleMeanFleet >= s.LargeFleet {
-		near := r.GPUHours <= s.NearOracle*r.OracleGPUHours
-		v.NearOracle = &near
-	}
-	if r.OracleE2EOK && r.OracleE2EMeanFleet >= s.LargeFleet {
-		near := r.GPUHours <= s.NearOracle*r.OracleE2EGPUHours
-		v.NearOracleE2E = &near
-	}
+	v.NearOracle = s.nearOracle(r.GPUHours, r.OracleOK, r.OracleMeanFleet, r.OracleGPUHours)
+	v.NearOracleE2E = s.nearOracle(r.GPUHours, r.OracleE2EOK, r.OracleE2EMeanFleet, r.OracleE2EGPUHours)
 	v.NoKills = r.Killed == 0
 	v.FewFlaps = r.FlapsPerHour <= s.MaxFlapsHour+1e-12
 	v.NoDownInBreach = r.DownsInBreach == 0
 	r.Verdict = v
+}
+
+// nearOracle is whether gpuHours are within NearOracle × an oracle's; nil
+// where there is no oracle or its fleet is under LargeFleet pods.
+func (s Settings) nearOracle(gpuHours float64, found bool, meanFleet, oracle float64) *bool {
+	if !found || meanFleet < s.LargeFleet {
+		return nil
+	}
+	near := gpuHours <= s.NearOracle*oracle
+	return &near
 }
 
 func round3(v float64) float64 { return math.Floor(v*1000) / 1000 }

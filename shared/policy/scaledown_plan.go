@@ -1,6 +1,10 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/inferscale/inferscale/shared/sizing"
+)
 
 // scaleDownToPlan is v2's scale-down: to the largest need of the hold, in
 // one step, when the plan is warm, no data is missing, nothing is
@@ -19,12 +23,33 @@ func scaleDownToPlan(d *Decision, in Input, c Config) int {
 		}
 	}
 	if len(high) > 0 {
-		d.because("hold: no signal over threshold, but %v not low", high)
+		d.because("hold: no signal over threshold, but %v not low%s", high, holdNote(in.Plan, d.rule(RuleSizing).Low))
 		return current
 	}
 	to := downTo(in, floor)
 	d.because("plan: the largest need of the last %.0fs is %d: scale down to %d in one step", in.Plan.HoldSeconds, in.Plan.Hold, to)
 	return to
+}
+
+// holdNote says what keeps the plan's hold where it is when the sizing
+// rule holds the fleet (not low): the floor of a reactive scale-up the
+// plan was short for, the largest need of the hold's window, or the need
+// now. Without it an operator read "[sizing] not low" beside a sizing rule
+// whose value (the need now) was a third of the fleet held.
+func holdNote(p *sizing.Assessment, low bool) string {
+	if low || p == nil || !p.Valid {
+		return ""
+	}
+	now := max(p.Need, p.NeedDown)
+	switch {
+	case p.Floor > 0 && p.Floor >= p.Hold && p.Floor > now:
+		return fmt.Sprintf(": the plan keeps %d, the floor of a reactive scale-up it was short for (its need now is %d; the floor comes down a pod a minute once no objective is breached and the recent requests miss within its aim)", p.Hold, p.Need)
+	case p.Hold > now:
+		return fmt.Sprintf(": the plan keeps %d, the largest need of the last %.0fs (its need now is %d)", p.Hold, p.HoldSeconds, p.Need)
+	case p.NeedDown > p.Need:
+		return fmt.Sprintf(": the plan needs %d, %d with %.0f%% more demand (what a scale-down keeps)", p.Need, p.NeedDown, 100*sizing.DownTolerance)
+	}
+	return fmt.Sprintf(": the plan needs %d", p.Need)
 }
 
 // downTo is the count a scale-down goes to: the hold's need and the stuck

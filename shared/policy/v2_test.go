@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -328,6 +329,42 @@ func TestABreachWithinTheMissBudgetAddsNoPodAndRemovesNone(t *testing.T) {
 		}
 		if d.Target != c.want {
 			t.Errorf("%s: target %d, want %d; reasons %q", c.name, d.Target, c.want, d.Reasons)
+		}
+	}
+}
+
+// A fleet the plan holds says what holds it: the floor of a reactive
+// scale-up, or the largest need of the hold's window. An operator read
+// "[sizing] not low" beside a need a third of the fleet held.
+func TestTheHoldSaysWhatKeepsTheFleet(t *testing.T) {
+	cfg := knobs.Defaults()
+	cfg.MaxReplicas = 30
+	busy := fleet.View{Ready: 10, ArrivalRate: p(40), StartupSeconds: 60, Pods: pods(10), TTFTP95: p(0.1), LatencyRequests: 100}
+	now := t0.Add(46 * 15 * time.Second)
+	for _, c := range []struct {
+		name, want string
+		edit       func(s *state.Service, pods int)
+	}{
+		{"floor", "the floor of a reactive scale-up", func(s *state.Service, pods int) {
+			s.Floor = state.Floor{Pods: pods, Next: now.Add(time.Hour)}
+		}},
+		{"a need a minute ago", "the largest need of the last", func(s *state.Service, pods int) {
+			s.Needs = append(s.Needs, state.Need{At: now.Add(-time.Minute), Pods: pods})
+		}},
+	} {
+		st := state.New()
+		warm := steady(t, st, cfg, busy, 10, 45)
+		if warm.Plan == nil || !warm.Plan.Valid || st.Service == nil {
+			t.Fatalf("%s: no plan: %+v", c.name, warm.Plan)
+		}
+		current := warm.Plan.Need + 3
+		c.edit(st.Service, current)
+		v := busy
+		v.Ready, v.Pods = current, pods(current)
+		d := policy.Decide(v, st, cfg, current, now)
+		want := fmt.Sprintf("the plan keeps %d, %s", current, c.want)
+		if d.Target != current || !hasReason(d, want) {
+			t.Errorf("%s: target %d of %d, want held with %q; reasons %q", c.name, d.Target, current, want, d.Reasons)
 		}
 	}
 }

@@ -54,6 +54,10 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 			src = p.ParamsSource
 		}
 		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src, Series: p.ParamsSeries}
+		l.Plan = &decisionlog.Plan{DemandPods: finite(p.Offered), Beta: finite(p.Beta), Need: p.Need, Hold: p.Hold, Floor: p.Floor}
+		if p.Spent != nil {
+			l.Plan.BudgetSpent = decisionlog.F(*p.Spent)
+		}
 	}
 	return l
 }

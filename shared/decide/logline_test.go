@@ -1,12 +1,15 @@
 package decide
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/shared/decisionlog"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/signal"
+	"github.com/inferscale/inferscale/shared/sizing"
 )
 
 // The decision line carries the bounds the policy ran with and the alerts'
@@ -61,5 +64,25 @@ func TestDecisionLineCarriesTheRatioGuard(t *testing.T) {
 	}
 	if l := DecisionLine(d, at, "active", policy.Config{}); l.Ratio != nil {
 		t.Errorf("guard off: ratio %+v, want none", l.Ratio)
+	}
+}
+
+// Policy v2's line carries what its plan keeps: the demand, the headroom,
+// the need, the hold and the floor of a reactive scale-up, so an operator
+// can read why a fleet is held above its need; policy v1's has no plan.
+func TestDecisionLineCarriesThePlan(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	spent := 0.002
+	var d policy.Decision
+	d.Current, d.Target = 18, 18
+	d.Plan = &sizing.Assessment{Valid: true, Offered: 3.09, Beta: 4.5, Need: 7, Hold: 18, Floor: 18, Spent: &spent, ParamsSource: "fitted"}
+	l := DecisionLine(d, at, "active", policy.Config{})
+	want := decisionlog.Plan{DemandPods: 3.09, Beta: 4.5, Need: 7, Hold: 18, Floor: 18, BudgetSpent: &spent}
+	if l.Plan == nil || !reflect.DeepEqual(*l.Plan, want) {
+		t.Errorf("plan %+v, want %+v", l.Plan, want)
+	}
+	d.Plan = nil
+	if l := DecisionLine(d, at, "active", policy.Config{}); l.Plan != nil {
+		t.Errorf("no plan: the line carries %+v", l.Plan)
 	}
 }

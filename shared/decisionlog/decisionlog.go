@@ -53,6 +53,9 @@ type Line struct {
 	SLOSeconds float64   `json:"sloSeconds"`
 	Forecast   *Forecast `json:"forecast,omitempty"`
 	Capacity   *Capacity `json:"capacity,omitempty"`
+	// Plan is what policy v2's plan keeps this tick and why (absent:
+	// policy v1, or no demand reading).
+	Plan *Plan `json:"plan,omitempty"`
 	// Victims are the pods a scale-down would remove first (drain-aware).
 	Victims []string `json:"victims,omitempty"`
 	// MinReplicas and MaxReplicas are the bounds the policy ran with (0:
@@ -110,6 +113,28 @@ type Forecast struct {
 	HorizonSeconds float64 `json:"horizonSeconds"`
 }
 
+// Plan is policy v2's sizing at one tick: the demand it staffs, the
+// headroom, the need now and what the hold keeps. A fleet held above Need
+// is held by the hold's window (the largest need of its last HoldSeconds)
+// or, where Floor is the larger, by the floor of a reactive scale-up the
+// plan was short for.
+type Plan struct {
+	// DemandPods is R, the forecast's bound (and backlog) in pods of work
+	// at the ceiling; Beta the learned headroom (Need = ⌈R + β√R⌉, and
+	// at least the surge reserve over R).
+	DemandPods float64 `json:"demandPods"`
+	Beta       float64 `json:"beta"`
+	Need       int     `json:"need"`
+	// Hold is the lowest a scale-down may go; Floor the part of it a
+	// reactive scale-up keeps (0: none).
+	Hold  int `json:"hold"`
+	Floor int `json:"floor,omitempty"`
+	// BudgetSpent is the share of the recent requests load pushed past
+	// the objective (absent: too few requests to say), against the miss
+	// budget 1 − sloAttainment.
+	BudgetSpent *float64 `json:"budgetSpent,omitempty"`
+}
+
 // Capacity sources.
 const (
 	CapacityPrior      = "prior"
@@ -163,6 +188,12 @@ func (l *Line) Validate() error {
 	for i, r := range l.Rules {
 		if r.Name == "" {
 			errs = append(errs, fmt.Errorf("rules[%d]: empty name", i))
+		}
+	}
+	if p := l.Plan; p != nil {
+		if !(p.DemandPods >= 0) || !(p.Beta >= 0) || !count(p.Need) || !count(p.Hold) || !count(p.Floor) {
+			errs = append(errs, fmt.Errorf("plan %g pods, β %g, need %d, hold %d, floor %d: want numbers ≥ 0, counts up to %d",
+				p.DemandPods, p.Beta, p.Need, p.Hold, p.Floor, MaxReplicas))
 		}
 	}
 	if c := l.Capacity; c != nil {

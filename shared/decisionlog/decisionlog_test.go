@@ -30,6 +30,7 @@ func TestWriteIsOneLineWithTheVersionFirst(t *testing.T) {
 	l := sample(t0, 4, 6)
 	l.Forecast = &Forecast{Level: 30, Trend: 0.1, Upper: 41, Quantile: 0.9, HorizonSeconds: 120}
 	l.Capacity = &Capacity{PerPod: 9.5, Source: CapacityFitted}
+	l.Plan = &Plan{DemandPods: 3.09, Beta: 4.5, Need: 12, Hold: 18, Floor: 18, BudgetSpent: F(0.002)}
 	l.Victims = []string{"vllm-7"}
 	l.Reasons = append(l.Reasons, "a <tag> & more")
 	if err := Write(&b, l); err != nil {
@@ -66,6 +67,8 @@ func TestWriteRejectsWhatIsNotADecision(t *testing.T) {
 		"bad mode":      func(l *Line) { l.Mode = "shadow" },
 		"negative":      func(l *Line) { l.Target = -1 },
 		"bad source":    func(l *Line) { l.Capacity = &Capacity{PerPod: 1, Source: "guess"} },
+		"negative need": func(l *Line) { l.Plan = &Plan{Need: -1} },
+		"NaN demand":    func(l *Line) { l.Plan = &Plan{DemandPods: math.NaN()} },
 	} {
 		l := sample(t0, 1, 2)
 		mutate(&l)

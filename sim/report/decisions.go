@@ -61,6 +61,38 @@ type DecisionSummary struct {
 	RulesOver map[string]int
 	// AlertTicks counts decisions that raised an alert.
 	AlertTicks int
+	// Plan is what the targets cost beyond policy v2's need, where the
+	// lines carry its plan.
+	Plan PlanCost
+}
+
+// PlanCost splits the GPU-hours of the targets in the ticks with a plan:
+// those of the plan's need, and those above it by what kept them. A tick's
+// excess goes to the floor of a reactive scale-up where the floor reaches
+// the target, else to the hold's window where the hold does, else to the
+// other rules (a reactive step over the need).
+type PlanCost struct {
+	Covered                      time.Duration
+	TargetGPUHours, NeedGPUHours float64
+	FloorGPUHours, HoldGPUHours  float64
+	StepGPUHours                 float64
+}
+
+// add counts one tick of dt hours (× GPUs per pod) at target pods.
+func (c *PlanCost) add(p *decisionlog.Plan, target int, dt time.Duration, h float64) {
+	c.Covered += dt
+	c.TargetGPUHours += float64(target) * h
+	c.NeedGPUHours += float64(min(p.Need, target)) * h
+	over := float64(target-p.Need) * h
+	switch {
+	case over <= 0:
+	case p.Floor >= target:
+		c.FloorGPUHours += over
+	case p.Hold >= target:
+		c.HoldGPUHours += over
+	default:
+		c.StepGPUHours += over
+	}
 }
 
 // SortDecisions orders lines by time and drops repeats of a time (the same
@@ -135,6 +167,9 @@ func SummariseDecisions(lines []decisionlog.Line, slo, gpusPerPod float64) (Deci
 		h := dt.Hours() * gpusPerPod
 		s.TargetGPUHours += float64(l.Target) * h
 		s.CurrentGPUHours += float64(l.Current) * h
+		if l.Plan != nil {
+			s.Plan.add(l.Plan, l.Target, dt, h)
+		}
 		if p := l.Fleet.TTFTP95; p != nil {
 			s.TTFTKnown += dt
 			if *p > slo {
@@ -210,6 +245,10 @@ func (s DecisionSummary) Write(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%s %d", n, s.RulesOver[n])
 		}
 		fmt.Fprintf(&b, "rules over threshold (decisions): %s\n", strings.Join(parts, ", "))
+	}
+	if c := s.Plan; c.Covered > 0 {
+		fmt.Fprintf(&b, "plan (policy v2, %s of it): targets %.2f GPU-hours, its need %.2f; above the need, kept by the floor of reactive scale-ups %.2f, by the hold's window %.2f, asked by other rules %.2f\n",
+			c.Covered, c.TargetGPUHours, c.NeedGPUHours, c.FloorGPUHours, c.HoldGPUHours, c.StepGPUHours)
 	}
 	fmt.Fprintf(&b, "alerts: %d decisions; gaps: %d (intervals over %d ticks, not integrated); duplicate times dropped: %d\n",
 		s.AlertTicks, s.Gaps, GapFactor, s.Duplicates)

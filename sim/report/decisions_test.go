@@ -137,3 +137,49 @@ func TestDecisionsFarApartAreRefused(t *testing.T) {
 		t.Errorf("summary: %v\n%s", err, b.String())
 	}
 }
+
+// The targets' GPU-hours beyond policy v2's need are split by what kept
+// them: the floor of a reactive scale-up, the hold's window, or another
+// rule's step; lines without a plan count for none of it.
+func TestThePlansCostIsSplitByWhatKeptTheFleet(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	plans := []struct {
+		target int
+		plan   *decisionlog.Plan
+	}{
+		{18, &decisionlog.Plan{Need: 7, Hold: 18, Floor: 18}}, // 11 over, the floor's
+		{18, &decisionlog.Plan{Need: 7, Hold: 18, Floor: 12}}, // 11 over, the hold's
+		{9, &decisionlog.Plan{Need: 7, Hold: 7}},              // 2 over, a step's
+		{5, &decisionlog.Plan{Need: 7, Hold: 7}},              // under the need: its target
+		{30, nil},                                             // policy v1: no plan
+	}
+	var lines []decisionlog.Line
+	for i, p := range plans {
+		lines = append(lines, decisionlog.Line{Time: t0.Add(time.Duration(i) * 15 * time.Second), Mode: decisionlog.Active,
+			Current: p.target, Target: p.target, SLOSeconds: 2, Plan: p.plan})
+	}
+	s, err := SummariseDecisions(lines, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := 2 * 15.0 / 3600 // GPU-hours of one pod-tick at 2 GPUs per pod
+	c := s.Plan
+	for name, got := range map[string][2]float64{
+		"targets": {c.TargetGPUHours, (18 + 18 + 9 + 5) * h},
+		"need":    {c.NeedGPUHours, (7 + 7 + 7 + 5) * h},
+		"floor":   {c.FloorGPUHours, 11 * h},
+		"hold":    {c.HoldGPUHours, 11 * h},
+		"steps":   {c.StepGPUHours, 2 * h},
+	} {
+		if math.Abs(got[0]-got[1]) > 1e-12 {
+			t.Errorf("%s: %g GPU-hours, want %g", name, got[0], got[1])
+		}
+	}
+	if c.Covered != 60*time.Second {
+		t.Errorf("the plan covers %s, want the 4 ticks that carry one (60s)", c.Covered)
+	}
+	var b strings.Builder
+	if err := s.Write(&b); err != nil || !strings.Contains(b.String(), "kept by the floor of reactive scale-ups 0.09") {
+		t.Errorf("summary (%v):\n%s", err, b.String())
+	}
+}

@@ -277,7 +277,7 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 		xlabel = strings.Replace(xlabel, "(min)", "(h)", 1)
 	}
 
-	var load, cur, tgt, lat plotter.XYs
+	var load, cur, tgt, lat, need, hold plotter.XYs
 	rows := ruleRows(ls)
 	marks := make([]plotter.XYs, len(rows))
 	for _, l := range ls {
@@ -287,6 +287,10 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 		}
 		cur = append(cur, plotter.XY{X: x, Y: float64(l.Current)})
 		tgt = append(tgt, plotter.XY{X: x, Y: float64(l.Target)})
+		if p := l.Plan; p != nil {
+			need = append(need, plotter.XY{X: x, Y: float64(p.Need)})
+			hold = append(hold, plotter.XY{X: x, Y: float64(p.Hold)})
+		}
 		if p := l.Fleet.TTFTP95; p != nil {
 			lat = append(lat, plotter.XY{X: x, Y: math.Min(math.Max(*p, 0.01), 1000)})
 		}
@@ -311,6 +315,15 @@ func PlotDecisions(path, title string, lines []decisionlog.Line, slo float64) er
 		return err
 	}
 	if err := addLine(pRep, tgt, palette()[0], "target", plotter.PostStep); err != nil {
+		return err
+	}
+	// Policy v2's plan: what it needs now, and the least a scale-down
+	// keeps (the hold's window and the floor); a target above both was a
+	// reactive step.
+	if err := addLine(pRep, need, palette()[2], "plan's need", plotter.PostStep); err != nil {
+		return err
+	}
+	if err := addLine(pRep, hold, palette()[4], "plan's hold", plotter.PostStep); err != nil {
 		return err
 	}
 	if err := addBound(pRep, ls, xOf, math.Max(last, first+1e-9)); err != nil {

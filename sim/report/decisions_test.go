@@ -182,4 +182,10 @@ func TestThePlansCostIsSplitByWhatKeptTheFleet(t *testing.T) {
 	if err := s.Write(&b); err != nil || !strings.Contains(b.String(), "kept by the floor of reactive scale-ups 0.09") {
 		t.Errorf("summary (%v):\n%s", err, b.String())
 	}
+	// The picture draws the need and the hold beside the target; a line
+	// without a plan (policy v1) leaves a gap, not an error.
+	png := filepath.Join(t.TempDir(), "plan.png")
+	if err := PlotDecisions(png, "plan", lines, 2); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -62,8 +62,11 @@ func exporterSeriesFollowAScaleUp(t *testing.T, e *environment) *deployment {
 	s.wait(`inferscale_decision_info{mode="active",decided_by="maxReplicas"}`, 30*tick, func(v float64) bool { return v == 1 })
 	s.wait(`inferscale_alerts{reason="MaxReplicasReached"}`, 5*tick, func(v float64) bool { return v == 1 })
 	busyForecast := s.wait("inferscale_forecast_arrivals_requests_per_second", 10*tick, func(v float64) bool { return v > 2*idleForecast })
-	t.Logf("exporter via Prometheus: target 1 -> %d, decided_by %s -> maxReplicas, MaxReplicasReached 0 -> 1, forecast %.2f -> %.2f req/s, %s after the load rose",
-		capped, idleBy, idleForecast, busyForecast, time.Since(rose).Round(100*time.Millisecond))
+	// The plan's need is what maxReplicas caps, and the hold keeps at least that need.
+	busyNeed := s.wait("inferscale_plan_need_replicas", 10*tick, func(v float64) bool { return v > capped })
+	s.wait("inferscale_plan_hold_replicas", 5*tick, func(v float64) bool { return v > capped })
+	t.Logf("exporter via Prometheus: target 1 -> %d, decided_by %s -> maxReplicas, MaxReplicasReached 0 -> 1, forecast %.2f -> %.2f req/s, the plan's need %.0f, %s after the load rose",
+		capped, idleBy, idleForecast, busyForecast, busyNeed, time.Since(rose).Round(100*time.Millisecond))
 
 	// Ticks: one a tick (CPA's interval, give or take the scrape and the poll), and what the state counts.
 	ticks1, at1 := s.value("inferscale_ticks_total"), time.Now()

@@ -18,7 +18,7 @@ func Summary(d policy.Decision, mode string, cfg policy.Config) *state.Last {
 	if p := d.Plan; p != nil && p.Valid {
 		l.Plan = &state.LastPlan{ForecastLevel: finite(p.Forecast.Level), ForecastUpper: finite(p.Forecast.Upper),
 			CeilingRPS: finite(p.Ceiling.RequestsPerSecond), CeilingSource: p.ParamsSource, Beta: finite(p.Beta),
-			SurgeReserve: new(finite(p.Reserve)), ReserveLearned: p.ReserveLearned}
+			SurgeReserve: new(finite(p.Reserve)), ReserveLearned: p.ReserveLearned, Need: new(p.Need), Hold: new(p.Hold), Floor: p.Floor}
 	}
 	return l
 }

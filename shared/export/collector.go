@@ -73,6 +73,7 @@ type descs struct {
 	build, up, ticks, lastTick, age, missed, interval           *prometheus.Desc
 	current, target, minR, maxR, decision, alerts               *prometheus.Desc
 	level, upper, ceiling, source, beta, reserve, slo, reqs, ok *prometheus.Desc
+	need, hold, floor                                           *prometheus.Desc
 }
 
 func newDescs() descs {
@@ -99,6 +100,9 @@ func newDescs() descs {
 		source:   g("pod_ceiling_source_info", "Whether the service model behind the ceiling is the prior, partly fitted or fitted; always 1.", "source"),
 		beta:     g("headroom_beta", "The learned square-root-staffing headroom beta (need = R + beta*sqrt(R))."),
 		reserve:  g("surge_reserve", "The share of the load the plan keeps spare for a surge; learned is true once an hour of the workload's forecast horizons set it, false while it is the prior.", "learned"),
+		need:     g("plan_need_replicas", "The fleet policy v2's plan asked for at the last saved tick (its need now, before the hold)."),
+		hold:     g("plan_hold_replicas", "The lowest a scale-down could go at the last saved tick: the largest need of the hold's window, the floor of a reactive scale-up, and the need now. A target above the need and on the hold is held."),
+		floor:    g("plan_floor_replicas", "What the floor of a reactive scale-up the plan was short for still kept at the last saved tick (0: none); it comes down a pod a minute once no objective is breached and the misses are within the plan's aim."),
 		slo:      g("ttft_objective_seconds", "The TTFT objective the last saved tick ran with."),
 		reqs:     g("ttft_requests_total", "Requests with a TTFT reading, per pod, cumulative since the pod started, as of the pod's last scrape kept in the state.", "pod"),
 		ok: g("ttft_within_objective_requests_total", "Requests whose TTFT was within the objective, per pod, cumulative: "+
@@ -110,7 +114,7 @@ func newDescs() descs {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.d.build, c.d.up, c.d.ticks, c.d.lastTick, c.d.age, c.d.missed, c.d.interval,
 		c.d.current, c.d.target, c.d.minR, c.d.maxR, c.d.decision, c.d.alerts, c.d.level, c.d.upper, c.d.ceiling,
-		c.d.source, c.d.beta, c.d.reserve, c.d.slo, c.d.reqs, c.d.ok} {
+		c.d.source, c.d.beta, c.d.reserve, c.d.need, c.d.hold, c.d.floor, c.d.slo, c.d.reqs, c.d.ok} {
 		ch <- d
 	}
 }
@@ -202,6 +206,13 @@ func (c *Collector) collectLast(ch chan<- prometheus.Metric, l *state.Last) {
 		ch <- gauge(c.d.beta, p.Beta)
 		if p.SurgeReserve != nil {
 			ch <- gauge(c.d.reserve, *p.SurgeReserve, strconv.FormatBool(p.ReserveLearned))
+		}
+		// A state saved before the plan's counts were kept has none: the
+		// series are absent, not 0 (no plan asks for no pods).
+		if p.Need != nil && p.Hold != nil {
+			ch <- gauge(c.d.need, float64(*p.Need))
+			ch <- gauge(c.d.hold, float64(*p.Hold))
+			ch <- gauge(c.d.floor, float64(p.Floor))
 		}
 	}
 }

@@ -177,6 +177,24 @@ inferscale_missed_ticks 0
 	}
 }
 
+// A plan saved before the need and hold were kept serves its forecast and
+// β, and no need, hold or floor: absent, not a plan that asks for 0 pods.
+func TestAPlanSavedWithoutItsCountsServesNone(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	doc := `{"v":1,"lastTick":"2026-12-01T12:00:40Z","replicas":2,"last":{"mode":"active","current":2,"target":2,"minReplicas":1,` +
+		`"maxReplicas":8,"decidedBy":"hold","plan":{"forecastLevel":2.5,"forecastUpper":3.25,"ceilingRps":4,"ceilingSource":"fitted","beta":0.8},"ticks":3}}`
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := collector(File{Path: p})
+	if n := testutil.CollectAndCount(c, "inferscale_headroom_beta"); n != 1 {
+		t.Fatalf("%d β series from a state with a plan, want 1", n)
+	}
+	if n := testutil.CollectAndCount(c, "inferscale_plan_need_replicas", "inferscale_plan_hold_replicas", "inferscale_plan_floor_replicas"); n != 0 {
+		t.Errorf("%d need/hold/floor series from a plan saved without them", n)
+	}
+}
+
 func TestMissedTicks(t *testing.T) {
 	for _, c := range []struct{ age, want float64 }{{-3, 0}, {0, 0}, {14, 0}, {29.9, 0}, {30, 1}, {50, 2}, {151, 9}} {
 		if got := Missed(c.age, 15); got != c.want {

@@ -45,9 +45,10 @@ type Last struct {
 // LastPlan is the part of policy v2's plan a dashboard shows: the demand
 // forecast (in pods of work: GPU-seconds per second) and its calibrated
 // upper bound, the per-pod ceiling (requests per second) and whether its
-// service model is the prior or fitted, the headroom β, and the surge
+// service model is the prior or fitted, the headroom β, the surge
 // reserve (a share of the load; nil in a state saved before it was
-// recorded) and whether the workload taught it.
+// recorded) and whether the workload taught it, and the need, hold and
+// floor it sized.
 type LastPlan struct {
 	ForecastLevel  float64  `json:"forecastLevel"`
 	ForecastUpper  float64  `json:"forecastUpper"`
@@ -56,6 +57,12 @@ type LastPlan struct {
 	Beta           float64  `json:"beta"`
 	SurgeReserve   *float64 `json:"surgeReserve,omitempty"`
 	ReserveLearned bool     `json:"reserveLearned,omitempty"`
+	// Need is the fleet the plan asked for, Hold the lowest a scale-down
+	// could go (the hold's window and the floor) and Floor what a reactive
+	// scale-up still kept (0: none); nil in a state saved before stop 42.
+	Need  *int `json:"need,omitempty"`
+	Hold  *int `json:"hold,omitempty"`
+	Floor int  `json:"floor,omitempty"`
 }
 
 // Bounds of Last (a longer one is not kept, and refused on decode).
@@ -84,7 +91,16 @@ func (l *Last) check() error {
 	case !inRange(l.SLOSeconds) || l.Ticks < 0:
 		return errors.New("state last decision holds a number out of range")
 	}
-	for _, r := range []int{l.Current, l.Target, l.MinReplicas, l.MaxReplicas} {
+	counts := []int{l.Current, l.Target, l.MinReplicas, l.MaxReplicas}
+	if p := l.Plan; p != nil {
+		counts = append(counts, p.Floor)
+		for _, n := range []*int{p.Need, p.Hold} {
+			if n != nil {
+				counts = append(counts, *n)
+			}
+		}
+	}
+	for _, r := range counts {
 		if r < 0 || r > MaxReplicas {
 			return errors.New("state last decision holds a replica count out of range")
 		}

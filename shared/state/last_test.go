@@ -13,7 +13,8 @@ import (
 func sampleLast() *state.Last {
 	return &state.Last{Mode: "active", Current: 3, Target: 5, MinReplicas: 1, MaxReplicas: 8, DecidedBy: "sizing",
 		SLOSeconds: 0.5, Alerts: []string{"StuckPods"},
-		Plan: &state.LastPlan{ForecastLevel: 2.5, ForecastUpper: 3.25, CeilingRPS: 4, CeilingSource: "fitted", Beta: 0.8}}
+		Plan: &state.LastPlan{ForecastLevel: 2.5, ForecastUpper: 3.25, CeilingRPS: 4, CeilingSource: "fitted", Beta: 0.8,
+			Need: new(4), Hold: new(6), Floor: 6}}
 }
 
 // Record keeps the decision's summary, counts the ticks saved into the
@@ -51,6 +52,18 @@ func TestLastOutOfBoundsIsNotKept(t *testing.T) {
 	st.Record(state.Tick{At: t0.Add(time.Minute), Decided: state.Decided{Replicas: 3, Last: bad}})
 	if st.Last != nil {
 		t.Fatalf("a summary with a %d-byte name was kept", len(bad.DecidedBy))
+	}
+	for name, mutate := range map[string]func(*state.LastPlan){
+		"negative need":  func(p *state.LastPlan) { p.Need = new(-1) },
+		"hold too large": func(p *state.LastPlan) { p.Hold = new(state.MaxReplicas + 1) },
+		"negative floor": func(p *state.LastPlan) { p.Floor = -2 },
+	} {
+		l := sampleLast()
+		mutate(l.Plan)
+		st.Record(state.Tick{At: t0.Add(2 * time.Minute), Decided: state.Decided{Replicas: 3, Last: l}})
+		if st.Last != nil {
+			t.Errorf("%s: the summary was kept: %+v", name, st.Last.Plan)
+		}
 	}
 	doc := `{"v":1,"lastTick":"2026-01-01T00:00:00Z","last":{"mode":"active","current":-4,"target":1,"minReplicas":1,"maxReplicas":8,"decidedBy":"hold","ticks":2}}`
 	got, err := state.Decode([]byte(doc))

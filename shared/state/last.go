@@ -59,7 +59,8 @@ type LastPlan struct {
 	ReserveLearned bool     `json:"reserveLearned,omitempty"`
 	// Need is the fleet the plan asked for, Hold the lowest a scale-down
 	// could go (the hold's window and the floor) and Floor what a reactive
-	// scale-up still kept (0: none); nil in a state saved before stop 42.
+	// scale-up still kept (0: none); nil in a state saved before they were
+	// recorded.
 	Need  *int `json:"need,omitempty"`
 	Hold  *int `json:"hold,omitempty"`
 	Floor int  `json:"floor,omitempty"`

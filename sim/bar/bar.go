@@ -48,6 +48,25 @@ type Workload struct {
 	StaticShare float64
 }
 
+// OnEngine is ws run on base instead of the default fleet model: a cell
+// that changes its engine (Stress's prefill ×4) changes base. The policy
+// is told nothing (its prior stays the default), and the oracle and static
+// fleets run on base too, so each cell is judged on the engine it ran on.
+func OnEngine(ws []Workload, base engine.Model) []Workload {
+	out := make([]Workload, len(ws))
+	for i, w := range ws {
+		change := w.Engine
+		w.Engine = func(engine.Model) engine.Model {
+			if change != nil {
+				return change(base)
+			}
+			return base
+		}
+		out[i] = w
+	}
+	return out
+}
+
 // Metric sets of the server presets (shared/preset/servers), as the
 // signals the simulated vLLM pods hide to show only what each preset
 // reads: vLLM without the inter-token and length histograms (what

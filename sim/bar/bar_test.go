@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/runner"
 )
 
@@ -372,5 +373,37 @@ func TestTheOracleOfBothObjectivesIsHeldToWhatThePolicyReached(t *testing.T) {
 	e.setStatic(cfg.MaxReplicas, StaticResult{Attainment: 1, GPUHours: 64, E2EAttainment: new(0.9134)})
 	if o, err := r.oracleE2E(context.Background(), cfg, nil, e, 0.99, 1); err != nil || o.GPUHours != 3 {
 		t.Errorf("the largest static fleet at 91.34 %%: %+v, %v; want the oracle of 0.913", o, err)
+	}
+}
+
+// -engine: every cell runs on the base model, a cell that changes its
+// engine changes the base, and the default cells are left as they were
+// (their cached oracle and static fleets still apply).
+func TestOnEngineRunsEveryCellOnTheBase(t *testing.T) {
+	base := engine.BLISLlama31_8B_H100()
+	ws := OnEngine(append(Workloads("."), Stress(".")...), base)
+	s := DefaultSettings()
+	seen := 0
+	for _, w := range ws {
+		c := Case{Workload: w, Seed: 1, Speed: 2, Startup: Startups()[0]}
+		got := s.Config(c).Model
+		switch w.Name {
+		case "demo":
+			seen++
+			if got != base.Scaled(2) {
+				t.Errorf("demo on BLIS at speed 2: %+v", got)
+			}
+		case "mooncake-conv-prefill×4":
+			seen++
+			if got.PerPrefillToken != 4*base.PerPrefillToken/2 || got.PerDecodeSeq != base.PerDecodeSeq/2 {
+				t.Errorf("prefill ×4 on BLIS at speed 2: %+v", got)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d of the 2 cells looked at were found", seen)
+	}
+	if plain := Workloads("."); plain[0].Engine != nil {
+		t.Error("OnEngine changed the workloads it was given")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/sim/bar"
+	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/inferscale"
 	"github.com/inferscale/inferscale/sim/runner"
 )
@@ -34,6 +35,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
 	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
 	jsonOut := fs.String("json", "", "also write the cells' results to this file as JSON (simulate bar-diff compares two)")
+	engineName := fs.String("engine", engine.DefaultEngine, "the fleet model every unified cell runs on: "+strings.Join(engine.EngineNames(), ", ")+" (docs/simulator.md, \"Engines\")")
 	logs := fs.String("decision-logs", "", "write each cell's inferscale decision log to a file named by the cell in this directory, created if need be (with -only, the cells asked about)")
 	var pf barPDFlags
 	pf.register(fs)
@@ -45,6 +47,13 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	if err := pf.check(fs); err != nil {
 		return err
+	}
+	base, err := engine.Named(*engineName)
+	if err != nil {
+		return fmt.Errorf("-engine: %w", err)
+	}
+	if pf.on && *engineName != engine.DefaultEngine {
+		return fmt.Errorf("-engine %s: the P/D cells run on the default engine only", *engineName)
 	}
 	sp, err := runner.ParseSpec(*policy)
 	if err != nil {
@@ -94,6 +103,9 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	}
 	if *heldOut {
 		workloads = append(workloads, bar.HeldOut(*shared)...)
+	}
+	if *engineName != engine.DefaultEngine {
+		workloads = bar.OnEngine(workloads, base)
 	}
 	cases := bar.Filter(bar.Matrix(workloads, seedList, speedList, bar.Startups()), *only)
 	if len(cases) == 0 {

@@ -29,6 +29,7 @@ type common struct {
 	minR, maxR, initial        int
 	grace, preStop             float64
 	gpuSpeed                   float64
+	engine                     string
 	mode                       string
 	bin                        string
 	cpaStab                    time.Duration
@@ -59,6 +60,7 @@ func (c *common) register(fs *flag.FlagSet, demo bool) {
 	fs.Float64Var(&c.grace, "grace", engine.DefaultGraceSeconds, "terminationGracePeriodSeconds of a deleted pod: it finishes what it holds and is killed with the rest at this age, seconds")
 	fs.Float64Var(&c.preStop, "prestop", engine.DefaultPreStopSeconds, "preStop sleep of a deleted pod (counted in the grace period): it lives at least this long after deletion, seconds")
 	fs.Float64Var(&c.gpuSpeed, "gpu-speed", 1, "GPU speed factor: every time cost of the fleet model divided by it (2: a GPU twice as fast, 0.5: twice as slow); capacities unchanged")
+	fs.StringVar(&c.engine, "engine", engine.DefaultEngine, "the fleet model: "+strings.Join(engine.EngineNames(), ", ")+" (docs/simulator.md, \"Engines\")")
 	mode := "fast"
 	if demo {
 		mode = "faithful"
@@ -93,7 +95,11 @@ func (c *common) engineConfig() (engine.Config, error) {
 	if math.IsNaN(c.gpuSpeed) || math.IsInf(c.gpuSpeed, 0) || c.gpuSpeed <= 0 {
 		return cfg, fmt.Errorf("-gpu-speed %g: want a finite number > 0", c.gpuSpeed)
 	}
-	cfg.Model = cfg.Model.Scaled(c.gpuSpeed)
+	m, err := engine.Named(c.engine)
+	if err != nil {
+		return cfg, fmt.Errorf("-engine: %w", err)
+	}
+	cfg.Model = m.Scaled(c.gpuSpeed)
 	cfg.Startup.MedianSeconds = max(c.startup-cfg.Startup.PendingSeconds, 0)
 	if c.startup < cfg.Startup.PendingSeconds {
 		cfg.Startup.PendingSeconds = c.startup

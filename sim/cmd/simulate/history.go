@@ -39,7 +39,7 @@ func cmdHistory(ctx context.Context, args []string, stdout io.Writer, log *slog.
 	passes := fs.Int("passes", 2, "coordinate-descent passes")
 	seeds := fs.Int("seeds", 3, "replays per trial (rebuild and simulation seeds seed..seed+N-1): a setting counts with its worst attainment and mean GPU-hours")
 	var c common
-	c.mode, c.bin, c.startupSigma, c.tpot = "fast", "bin", 0.25, 0.1
+	c.mode, c.bin, c.startupSigma, c.tpot, c.engine = "fast", "bin", 0.25, 0.1, engine.DefaultEngine
 	fs.Float64Var(&c.gpuSpeed, "gpu-speed", 1, "speed of your GPU against the simulator's Llama-3.1-8B/H100 model (2: twice as fast)")
 	fs.Float64Var(&c.grace, "grace", engine.DefaultConfig().DrainGraceSeconds, "terminationGracePeriodSeconds of your pods")
 	fs.Float64Var(&c.preStop, "prestop", engine.DefaultPreStopSeconds, "preStop sleep of your pods, seconds")

@@ -38,6 +38,8 @@ func TestCommandsRejectBadInput(t *testing.T) {
 		{"run", "-quiet", "-policies", "nosuch", "-duration", "1m", "-oracle=false"},
 		{"run", "-quiet", "-target", "2", "-duration", "1m"},
 		{"run", "-quiet", "-gpu-speed", "0", "-duration", "1m"},
+		{"run", "-quiet", "-engine", "nosuch", "-duration", "1m"},
+		{"bar", "-engine", "nosuch", "-shared", "."},
 		{"sweep", "-gpu-speed", "-2", "-values", "60"},
 		{"tune", "-gpu-speed", "NaN", "-policy", "kpa"},
 		{"sweep", "-mode", "slow", "-values", "60"},

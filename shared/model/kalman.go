@@ -119,12 +119,13 @@ func (k *Kalman) innovation(x []float64, y, r float64) (px []float64, s, e float
 	return px, s, e, s > 0 && finite(e)
 }
 
-// rewiden replaces the covariance by independent deviations of at least
-// resetSD and |θ|, scaled up as far as the innovation e of regressors x
+// rewiden replaces the covariance by independent deviations of |θ| (at
+// least resetSD), scaled up as far as the innovation e of regressors x
 // needs to be within the gate: the parameters then move in proportion to
-// their share of the prediction, so a prefill cost sixteen times the
-// prior's is learned from the observation that showed it, not over dozens
-// of refused ticks.
+// their share of the prediction, each by a multiple of its own size, so a
+// prefill cost sixteen times the prior's is learned from the observation
+// that showed it, not over dozens of refused ticks, and a coefficient far
+// below the prior is not given the prior's deviation.
 func (k *Kalman) rewiden(x []float64, e, r float64, resetSD []float64) {
 	spread := 0.0
 	for i := range k.Cov {

@@ -20,6 +20,17 @@ func blisSample(rng *rand.Rand, running float64) StepSample {
 	return StepSample{ITL: t * (1 + 0.05*rng.NormFloat64()), PromptRate: prompt, Running: running, KV: kv}
 }
 
+// fitOnBLIS is a fit fed n ticks of pods at 1-250 running sequences on
+// BLIS's engine, and the generator that drew them.
+func fitOnBLIS(seed uint64, n int) (*Fit, *rand.Rand) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	f := &Fit{}
+	for range n {
+		f.ObserveStep(DefaultPrior(), blisSample(rng, 1+rng.Float64()*250))
+	}
+	return f, rng
+}
+
 // blisMix is the demo's request mix as the fit's Work reads it.
 var blisMix = Mix{PromptTokens: 1150, OutputTokens: 210, KVPerSeq: 0.0032}
 
@@ -28,13 +39,8 @@ var blisMix = Mix{PromptTokens: 1150, OutputTokens: 210, KVPerSeq: 0.0032}
 // the engine's is 6.0e-6, so the model could not describe the engine and
 // its refusals kept re-widening it.
 func TestStepFitLearnsADecodeFarBelowThePrior(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	var f Fit
-	prior := DefaultPrior()
-	for range 2000 {
-		f.ObserveStep(prior, blisSample(rng, 1+rng.Float64()*250))
-	}
-	got := f.Params(prior)
+	f, _ := fitOnBLIS(7, 2000)
+	got := f.Params(DefaultPrior())
 	perSeq := got.GammaSeq + got.GammaKV*blisMix.KVPerSeq
 	if rel := math.Abs(perSeq-blis.GammaSeq) / blis.GammaSeq; rel > 0.4 {
 		t.Errorf("a sequence's step cost fitted %.3g (γs %.3g, γkv %.3g), the engine's %.3g (%.0f%% off)", perSeq, got.GammaSeq, got.GammaKV, blis.GammaSeq, 100*rel)
@@ -54,12 +60,8 @@ func TestStepFitLearnsADecodeFarBelowThePrior(t *testing.T) {
 // request swung to 5-20 times the engine's for minutes (the demo on BLIS's
 // engine scaled 3 → 44 pods with nothing in the queue).
 func TestARewideningKeepsTheScaleOfWhatTheFitKnows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	var f Fit
+	f, rng := fitOnBLIS(9, 1500)
 	prior := DefaultPrior()
-	for range 1500 {
-		f.ObserveStep(prior, blisSample(rng, 1+rng.Float64()*250))
-	}
 	truth := blis.Work(blisMix)
 	// Steps twice as long at 50 sequences a pod, until the run of refusals
 	// re-widens the fit and it takes the last of them.

@@ -8,7 +8,7 @@ import (
 // LinearPrefill is Llama31_8B_H100 with no attention term: a prompt's
 // prefill is linear in its length, as in fleet models that regress step
 // times on token counts alone. Long prompts (Mooncake) then prefill in
-// 0.9 s at 53k tokens rather than 2 s, and no prompt the policy's linear
+// 0.8 s at 53k tokens rather than 1.9 s, and no prompt the policy's linear
 // model calls feasible is infeasible.
 func LinearPrefill() Model {
 	m := Llama31_8B_H100()
@@ -24,7 +24,7 @@ func LinearPrefill() Model {
 // 5.999 µs per decoding sequence (beta_coeffs), 29,205 KV blocks of 16
 // tokens (total_kv_blocks). A fleet model another project fitted, not
 // this one: decode is almost free (a full batch of 256 steps in 7.3 ms,
-// against 74 ms in Llama31_8B_H100), so a pod carries several times the
+// against 80 ms in Llama31_8B_H100), so a pod carries several times the
 // decode work the policy's prior expects. BLIS's alpha coefficients (the
 // request's queueing and output-processing overheads outside the step)
 // are not modelled; the batch and token budgets are this project's.

@@ -120,15 +120,17 @@ identity:
 	$(GO) test -count=1 -run TestDecisionTimelinesUnchanged -v ./sim/runner/
 
 ## bar: issue 9's bar matrix for POLICY (default inferscale): 5 workloads × seeds 1-3 × GPU speed 1, 2, 0.5 ×
-## startup 60 s fixed / 180 s lognormal; oracle and static results cached in ~/.cache/inferscale-bar
+## startup 60 s fixed / 180 s lognormal; oracle and static results cached in ~/.cache/inferscale-bar. ENGINE picks
+## the fleet model (vllm, the default; linear; blis: docs/simulator.md, "Engines"), for bar and bar-quick
 POLICY ?= inferscale
 SHARED ?= ../shared
+ENGINE ?= vllm
 bar: simulate
-	$(BIN)/simulate bar -policy '$(POLICY)' -shared $(SHARED)
+	$(BIN)/simulate bar -engine '$(ENGINE)' -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-quick: the same with seed 1 only (30 cells)
 bar-quick: simulate
-	$(BIN)/simulate bar -quick -policy '$(POLICY)' -shared $(SHARED)
+	$(BIN)/simulate bar -quick -engine '$(ENGINE)' -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-day: issue 14's 24 h day (ServeGen m-large day 2 at 40 %), seed 1, GPU speed 1, both startups (2 cells)
 bar-day: simulate

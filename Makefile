@@ -125,12 +125,13 @@ identity:
 POLICY ?= inferscale
 SHARED ?= ../shared
 ENGINE ?= vllm
+ENGINEFLAG = $(if $(filter-out vllm,$(ENGINE)),-engine '$(ENGINE)')
 bar: simulate
-	$(BIN)/simulate bar -engine '$(ENGINE)' -policy '$(POLICY)' -shared $(SHARED)
+	$(BIN)/simulate bar $(ENGINEFLAG) -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-quick: the same with seed 1 only (30 cells)
 bar-quick: simulate
-	$(BIN)/simulate bar -quick -engine '$(ENGINE)' -policy '$(POLICY)' -shared $(SHARED)
+	$(BIN)/simulate bar -quick $(ENGINEFLAG) -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-day: issue 14's 24 h day (ServeGen m-large day 2 at 40 %), seed 1, GPU speed 1, both startups (2 cells)
 bar-day: simulate

@@ -43,7 +43,9 @@ func absorbedInTime(r Rule, in Input, c Config) Rule {
 
 // waitAllowed is how long the last waiting request may wait and still get
 // its first token within the objective: what the objective leaves beyond
-// the isolated prefill of the mix's mean prompt, and at least half of it.
+// the isolated prefill of the mix's mean prompt, and at least half of it
+// (half when no prompt length is known: Triton counts no prompt tokens,
+// and an unknown prefill is not a short one).
 // Half whatever the prompt (until stop 43) read 12 requests waiting on
 // three pods for 1.1 s as pressure where their prompts prefill in 0.1 s
 // (Mooncake on a fast GPU, TTFT p95 0.55 s): each time one pod more, given
@@ -51,6 +53,9 @@ func absorbedInTime(r Rule, in Input, c Config) Rule {
 func waitAllowed(p *sizing.Assessment, c Config) float64 {
 	slo := c.TTFTSLO.Seconds()
 	prompt := p.Mix.PromptTokens
+	if !(prompt > 0) {
+		return slo / 2
+	}
 	own := p.Params.Alpha*math.Ceil(prompt/math.Max(float64(c.MaxNumBatchedTokens), 1)) + p.Params.Beta*prompt
 	return math.Max(slo/2, slo-own)
 }

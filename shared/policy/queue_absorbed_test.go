@@ -11,7 +11,7 @@ import (
 )
 
 // A queue over its target whose last request the ready pods start in time
-// (with no prompt known, within the objective), with capacity to spare, the plan fitted and its need
+// (with no prompt length known, within half the objective), with capacity to spare, the plan fitted and its need
 // met, is a burst the queues absorb: not over. Any of those missing, it
 // stands. What counts is the wait, not the time the backlog takes to
 // empty while arrivals keep coming.
@@ -36,7 +36,7 @@ func TestAQueueTheReadyPodsStartInTimeIsNotPressure(t *testing.T) {
 		{"the prior: the ceiling is a guess", plan("prior", 1), 9, true},
 		{"policy v1: no plan", nil, 9, true},
 		{"the plan needs more pods than are ready", plan("fitted", 2), 9, true},
-		{"the last of 37 starts after 2.06 s, when the objective has passed", plan("fitted", 1), 37, true},
+		{"the last of 30 starts after 1.7 s, past half the objective (no prompt length known)", plan("fitted", 1), 30, true},
 	} {
 		in := burst
 		in.Plan, in.Waiting = c.plan, c.waiting
@@ -84,6 +84,7 @@ func TestAQueueMayWaitWhatItsPrefillLeavesOfTheObjective(t *testing.T) {
 		{"4,000-token prompts: the last of 24 after 1.33 s", 4000, 24, true},
 		{"8,000-token prompts (1.6 s): half the objective, and 20 wait 1.11 s", 8000, 20, true},
 		{"8,000-token prompts: 17 wait 0.94 s", 8000, 17, false},
+		{"no prompt length known (Triton): half the objective, and 20 wait 1.11 s", 0, 20, true},
 	} {
 		in := Input{View: fleet.View{Ready: 1, Waiting: c.waiting}, Current: 1, Plan: plan(c.prompt)}
 		if r := queue(in, cfg); r.Over != c.over {

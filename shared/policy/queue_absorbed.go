@@ -56,6 +56,5 @@ func waitAllowed(p *sizing.Assessment, c Config) float64 {
 	if !(prompt > 0) {
 		return slo / 2
 	}
-	own := p.Params.Alpha*math.Ceil(prompt/math.Max(float64(c.MaxNumBatchedTokens), 1)) + p.Params.Beta*prompt
-	return math.Max(slo/2, slo-own)
+	return math.Max(slo/2, slo-p.Params.Isolated(prompt, float64(c.MaxNumBatchedTokens)))
 }

@@ -381,7 +381,8 @@ func TestTheOracleOfBothObjectivesIsHeldToWhatThePolicyReached(t *testing.T) {
 // (their cached oracle and static fleets still apply).
 func TestOnEngineRunsEveryCellOnTheBase(t *testing.T) {
 	base := engine.BLISLlama31_8B_H100()
-	ws := OnEngine(append(Workloads("."), Stress(".")...), base)
+	given := append(Workloads("."), Stress(".")...)
+	ws := OnEngine(given, base)
 	s := DefaultSettings()
 	seen := 0
 	for _, w := range ws {
@@ -403,7 +404,7 @@ func TestOnEngineRunsEveryCellOnTheBase(t *testing.T) {
 	if seen != 2 {
 		t.Fatalf("%d of the 2 cells looked at were found", seen)
 	}
-	if plain := Workloads("."); plain[0].Engine != nil {
+	if given[0].Engine != nil {
 		t.Error("OnEngine changed the workloads it was given")
 	}
 }

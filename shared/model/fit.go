@@ -179,6 +179,10 @@ func (f *Fit) StepSamples() int {
 type PrefillSample struct {
 	Mean, Prompt, Chunks, Running, KV float64
 	Requests                          float64
+	// Shared is the other prompts' tokens each of the chunks' steps
+	// prefilled too (tokens per step): a step's budget is shared, and a
+	// prefill takes the whole step.
+	Shared float64
 	// Spread is the mean's noise beyond the requests' own (seconds: a mean
 	// read from the end-to-end latency less the decode carries the
 	// decode's error), and Series names what it was read from (empty:
@@ -193,16 +197,17 @@ type PrefillSample struct {
 const prefillNoise = 0.2
 
 // ObservePrefill folds one pod's prefill times into the step fit: each
-// chunk is one step, so the mean prefill is α·c + β·i + γs·c·n + γkv·c·k.
-// This is what pins β: decode-time steps rarely carry long prompts.
+// chunk is one step, so the mean prefill is α·c + β·(i + c·s) + γs·c·n +
+// γkv·c·k, s the other prompts' tokens each step carried (Shared). This is
+// what pins β: decode-time steps rarely carry long prompts.
 func (f *Fit) ObservePrefill(prior Params, s PrefillSample) bool {
-	if !(s.Mean > 0) || !finite(s.Mean) || !(s.Prompt > 0) || !(s.Chunks >= 1) || s.Running < 0 || s.KV < 0 || !(s.Requests > 0) || !(s.Spread >= 0) || math.IsInf(s.Spread, 0) {
+	if !(s.Mean > 0) || !finite(s.Mean) || !(s.Prompt > 0) || !(s.Chunks >= 1) || s.Running < 0 || s.KV < 0 || !(s.Requests > 0) || !(s.Spread >= 0) || math.IsInf(s.Spread, 0) || !(s.Shared >= 0) || math.IsInf(s.Shared, 0) {
 		return false
 	}
 	k := f.stepFilter(prior)
 	pv := prior.vec()
 	q, lo, hi := stepBounds(pv)
-	x := []float64{s.Chunks, s.Prompt, s.Chunks * s.Running, s.Chunks * s.KV}
+	x := []float64{s.Chunks, s.Prompt + s.Chunks*s.Shared, s.Chunks * s.Running, s.Chunks * s.KV}
 	rel := prefillNoise * math.Sqrt(math.Max(1, 10/s.Requests))
 	r := math.Pow(rel*s.Mean, 2) + stepNoiseAbs*stepNoiseAbs + math.Pow(math.Max(s.Spread, 0), 2)
 	ok := k.Update(x, s.Mean, r, q, lo, hi, resetFloor(pv), &f.PrefillRejected, resetLimit(f.Prefill))

@@ -85,3 +85,38 @@ func TestARewideningKeepsTheScaleOfWhatTheFitKnows(t *testing.T) {
 		t.Errorf("after the engine came back, work %.3g against the engine's %.3g", w, truth)
 	}
 }
+
+// A prefill takes whole steps, and the steps it takes carry the other
+// prompts admitted beside it: on BLIS's engine, at load, 300-900 tokens
+// beside a 1,150-token prompt. Read as the prompt's own, those steps
+// put β 30-60 % above the engine's and α below it; the decode samples of
+// a flash crowd then disagreed, were refused until the fit re-widened, and
+// the plan priced a request at twice its work.
+func TestAPrefillSharesItsStepsWithTheOtherPrompts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	prior := DefaultPrior()
+	f := &Fit{}
+	for range 1500 {
+		// A busy pod, 7-25 prompts of 1,150 tokens a second: its steps
+		// carry 60-500 prompt tokens.
+		s := blisSample(rng, 1+rng.Float64()*250)
+		s.PromptRate = 8000 + rng.Float64()*20000
+		s.ITL = (blis.Alpha + blis.GammaSeq*s.Running) / (1 - blis.Beta*s.PromptRate) * (1 + 0.1*rng.NormFloat64())
+		f.ObserveStep(prior, s)
+		shared := s.PromptRate * s.ITL // the tick's prompt tokens per step
+		prompt := 800 + 700*rng.Float64()
+		mean := blis.Alpha + blis.Beta*(prompt+shared) + blis.GammaSeq*s.Running
+		f.ObservePrefill(prior, PrefillSample{Mean: mean * (1 + 0.05*rng.NormFloat64()), Prompt: prompt, Chunks: 1,
+			Running: s.Running, KV: s.KV, Requests: 20, Shared: shared})
+	}
+	got := f.Params(prior)
+	if f.Prefill < 1000 {
+		t.Fatalf("the fit took %d of 1500 prefill samples", f.Prefill)
+	}
+	if rel := math.Abs(got.Beta-blis.Beta) / blis.Beta; rel > 0.1 {
+		t.Errorf("β fitted %.4g, the engine's %.4g (%.0f%% off)", got.Beta, blis.Beta, 100*rel)
+	}
+	if rel := math.Abs(got.Work(blisMix)-blis.Work(blisMix)) / blis.Work(blisMix); rel > 0.1 {
+		t.Errorf("work per request %.4g, the engine's %.4g", got.Work(blisMix), blis.Work(blisMix))
+	}
+}

@@ -85,7 +85,9 @@ func TestStepFitIgnoresBadSamplesAndKeepsThePriorWithout(t *testing.T) {
 			t.Errorf("sample %+v was used", s)
 		}
 	}
-	for _, s := range []PrefillSample{{}, {Mean: 1, Prompt: 100, Chunks: 0, Requests: 1}, {Mean: 1, Prompt: 100, Chunks: 1, Requests: 0}} {
+	for _, s := range []PrefillSample{{}, {Mean: 1, Prompt: 100, Chunks: 0, Requests: 1}, {Mean: 1, Prompt: 100, Chunks: 1, Requests: 0},
+		{Mean: 1, Prompt: 100, Chunks: 1, Requests: 5, Shared: -1}, {Mean: 1, Prompt: 100, Chunks: 1, Requests: 5, Shared: math.NaN()},
+		{Mean: 1, Prompt: 100, Chunks: 1, Requests: 5, Shared: math.Inf(1)}} {
 		if f.ObservePrefill(prior, s) {
 			t.Errorf("prefill sample %+v was used", s)
 		}

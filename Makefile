@@ -121,7 +121,7 @@ identity:
 
 ## bar: issue 9's bar matrix for POLICY (default inferscale): 5 workloads × seeds 1-3 × GPU speed 1, 2, 0.5 ×
 ## startup 60 s fixed / 180 s lognormal; oracle and static results cached in ~/.cache/inferscale-bar. ENGINE picks
-## the fleet model (vllm, the default; linear; blis: docs/simulator.md, "Engines"), for bar and bar-quick
+## the fleet model (vllm, the default; linear; blis: docs/simulator.md, "Engines"), for bar, bar-quick and bar-pd
 POLICY ?= inferscale
 SHARED ?= ../shared
 ENGINE ?= vllm
@@ -145,7 +145,7 @@ bar-heldout: simulate
 ## bar-pd: the bar's P/D cells (simulate bar -pd): Mooncake's conversation hour and the demo with outputs ×4, GPU
 ## speed 1, 2, 0.5, seed 1; POLICY in both pools (inferscale with role=prefill / role=decode), as Markdown
 bar-pd: simulate
-	$(BIN)/simulate bar -pd -quick -markdown -policy '$(POLICY)' -shared $(SHARED)
+	$(BIN)/simulate bar -pd -quick $(ENGINEFLAG) -markdown -policy '$(POLICY)' -shared $(SHARED)
 
 ## bar-delta: what a change moved on the bar, as Markdown for its commit message: bin/simulate of BASE (default:
 ## where this branch left main, git merge-base main HEAD) built in a temporary git worktree (removed afterwards),

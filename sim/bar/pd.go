@@ -77,13 +77,17 @@ type PDSettings struct {
 	MinReplicas      int     // per pool
 	MaxReplicas      int     // per pool
 	MaxFlapsHour     float64 // per pool
+	// Model is the fleet model both pools run on, at the cell's GPU speed
+	// (engine.Named): the oracle, the static pairs and the peers' pools
+	// too, and the policy's prior is not told.
+	Model engine.Model
 }
 
 // DefaultPDSettings are simulate pd's defaults and the unified bar's
 // target and flap limit.
 func DefaultPDSettings() PDSettings {
 	return PDSettings{Target: 0.99, SLO: 2, PrefillSLO: 1.5, ITLSLO: 0.05, TransferPerToken: pd.DefaultTransferPerToken,
-		MinReplicas: 1, MaxReplicas: 64, MaxFlapsHour: 1}
+		MinReplicas: 1, MaxReplicas: 64, MaxFlapsHour: 1, Model: engine.DefaultConfig().Model}
 }
 
 // Pools are the cell's two pools before the warm start is sized (the
@@ -92,7 +96,7 @@ func (s PDSettings) Pools(c PDCase, opts runner.Options) pd.Pools {
 	pool := func(slo float64) engine.Config {
 		cfg := engine.DefaultConfig()
 		cfg.Seed = uint64(c.Seed)
-		cfg.Model = cfg.Model.Scaled(c.Speed)
+		cfg.Model = s.Model.Scaled(c.Speed)
 		cfg.TTFTSLOSeconds = slo
 		cfg.TPOTSLOSeconds = s.ITLSLO
 		cfg.MinReplicas, cfg.MaxReplicas = s.MinReplicas, s.MaxReplicas

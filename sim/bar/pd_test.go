@@ -142,6 +142,27 @@ func TestPDMatrixSeedsOnlyTheGeneratedTrace(t *testing.T) {
 	}
 }
 
+// A P/D cell runs both pools on the settings' engine at its GPU speed
+// (simulate bar -pd -engine), and its cached oracle and static pairs are
+// that engine's, not the default's.
+func TestPDPoolsRunOnTheSettingsEngine(t *testing.T) {
+	blis := DefaultPDSettings()
+	blis.Model = engine.BLISLlama31_8B_H100()
+	c := PDCase{Workload: PDWorkloads("/x")[0], Seed: 1, Speed: 0.5}
+	p := blis.Pools(c, runner.Options{})
+	want := engine.BLISLlama31_8B_H100().Scaled(0.5)
+	if p.Prefill.Model != want || p.Decode.Model != want {
+		t.Errorf("pools on %+v / %+v, want BLIS's engine at half speed %+v", p.Prefill.Model, p.Decode.Model, want)
+	}
+	def := DefaultPDSettings()
+	if got := def.Pools(c, runner.Options{}).Prefill.Model; got != engine.Llama31_8B_H100().Scaled(0.5) {
+		t.Errorf("default settings' prefill pool on %+v, want the calibrated engine", got)
+	}
+	if PDKey(c, p, blis) == PDKey(c, def.Pools(c, runner.Options{}), def) {
+		t.Error("a P/D cell on BLIS's engine has the default engine's cache key")
+	}
+}
+
 func TestPDRowsRoundTripAndDiff(t *testing.T) {
 	s := DefaultPDSettings()
 	a, b := goodPDRow(), goodPDRow()

@@ -35,7 +35,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	mode := fs.String("mode", "fast", "inferscale mode: fast or faithful")
 	bin := fs.String("bin", "bin", "directory of the built metric and evaluate binaries (faithful mode)")
 	jsonOut := fs.String("json", "", "also write the cells' results to this file as JSON (simulate bar-diff compares two)")
-	engineName := fs.String("engine", engine.DefaultEngine, "the fleet model every unified cell runs on: "+strings.Join(engine.EngineNames(), ", ")+" (docs/simulator.md, \"Engines\")")
+	engineName := fs.String("engine", engine.DefaultEngine, "the fleet model every cell runs on (both pools of a P/D cell): "+strings.Join(engine.EngineNames(), ", ")+" (docs/simulator.md, \"Engines\")")
 	logs := fs.String("decision-logs", "", "write each cell's inferscale decision log to a file named by the cell in this directory, created if need be (with -only, the cells asked about)")
 	var pf barPDFlags
 	pf.register(fs)
@@ -51,9 +51,6 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 	base, err := engine.Named(*engineName)
 	if err != nil {
 		return fmt.Errorf("-engine: %w", err)
-	}
-	if pf.on && *engineName != engine.DefaultEngine {
-		return fmt.Errorf("-engine %s: the P/D cells run on the default engine only", *engineName)
 	}
 	sp, err := runner.ParseSpec(*policy)
 	if err != nil {
@@ -88,7 +85,7 @@ func cmdBar(ctx context.Context, args []string, log *slog.Logger) error {
 		if len(cases) == 0 {
 			return fmt.Errorf("-only %q keeps no P/D cell", *only)
 		}
-		r, err := pf.runner(sp, cases[0], opts, *jobs, *cacheDir, log)
+		r, err := pf.runner(sp, cases[0], base, opts, *jobs, *cacheDir, log)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferscale/inferscale/sim/bar"
+	"github.com/inferscale/inferscale/sim/engine"
 	"github.com/inferscale/inferscale/sim/pd"
 	"github.com/inferscale/inferscale/sim/runner"
 )
@@ -57,11 +58,13 @@ func (f *barPDFlags) check(fs *flag.FlagSet) error {
 }
 
 // runner reads and checks the policy pair against the first cell's pools
-// (every cell's differ only in GPU speed and seed) and builds the runner.
+// (every cell's differ only in GPU speed and seed) and builds the runner,
+// whose pools run on base.
 // A pool without its own flag takes policy, inferscale with the pool's
 // role.
-func (f *barPDFlags) runner(policy runner.Spec, first bar.PDCase, opts runner.Options, jobs int, cacheDir string, log *slog.Logger) (*bar.PDRunner, error) {
+func (f *barPDFlags) runner(policy runner.Spec, first bar.PDCase, base engine.Model, opts runner.Options, jobs int, cacheDir string, log *slog.Logger) (*bar.PDRunner, error) {
 	s := bar.DefaultPDSettings()
+	s.Model = base
 	pools := s.Pools(first, opts)
 	preList, decList := orRole(f.prefill, policy, "prefill"), pd.WithITL(orRole(f.decode, policy, "decode"), s.ITLSLO)
 	pre, err := poolSpecs(poolFlag(f.prefill, "pd-prefill"), "prefill", preList, pools.Prefill, opts)

@@ -34,7 +34,7 @@ func TestBarPDRejectsBadFlags(t *testing.T) {
 		{[]string{"-pd", "-only", "nosuch"}, "keeps no P/D cell"},
 		{[]string{"-pd", "-speeds", "0"}, "-speeds"},
 		{[]string{"-pd", "stray"}, "unexpected arguments"},
-		{[]string{"-pd", "-engine", "blis"}, "-engine blis: the P/D cells run on the default engine only"},
+		{[]string{"-pd", "-engine", "nosuch"}, "want one of vllm, linear, blis"},
 		{[]string{"-engine", "nosuch"}, "want one of vllm, linear, blis"},
 	} {
 		err := cmdBar(context.Background(), append([]string{"-shared", ".", "-cache", ""}, tc.args...), quietLog())

@@ -33,7 +33,7 @@ func fitPods(next *state.Service, svc fleet.Service, o Options) {
 			// and a noisy regressor flattens the fitted slope. The KV usage
 			// is scaled alike.
 			run := ps.OutputRate * ps.ITL
-			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: ps.PromptRate, Running: run, KV: kvAt(ps, next.Mix, run)})
+			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: prefilled(ps, o), Running: run, KV: kvAt(ps, next.Mix, run)})
 		}
 		if ps.Prefills >= 3 && ps.PromptMean > 0 && !o.Decode {
 			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
@@ -46,6 +46,20 @@ func fitPods(next *state.Service, svc fleet.Service, o Options) {
 				Spread: ps.PrefillSpread, Series: ps.PrefillSeries})
 		}
 	}
+}
+
+// prefilled is the prompt tokens per second the pod's steps prefilled. A
+// decode pool's prompts arrive with their KV: the prompt tokens its pods
+// count were transferred, not prefilled, and read as prefill they are a
+// regressor the steps do not carry. On BLIS's engine, whose decode steps
+// hardly vary with the batch, the fit then split a flat 2.9 ms step
+// between α, β and γs until γs stood at 200 times the engine's, and the
+// decode pool of the demo with outputs ×4 held 30 pods where 2 serve it.
+func prefilled(ps fleet.PodService, o Options) float64 {
+	if o.Decode {
+		return 0
+	}
+	return ps.PromptRate
 }
 
 // sharedTokens is the other prompts' tokens each step of a prefill

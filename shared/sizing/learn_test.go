@@ -1,9 +1,13 @@
 package sizing
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/inferscale/inferscale/shared/fleet"
+	"github.com/inferscale/inferscale/shared/model"
+	"github.com/inferscale/inferscale/shared/state"
 )
 
 // A prefill's steps carry the tokens a step prefills on average beside
@@ -29,5 +33,41 @@ func TestAPrefillSharesWhatAStepPrefillsWithinTheBudget(t *testing.T) {
 		if got := sharedTokens(c.pod, c.chunks, c.budget); got < c.want-1e-9 || got > c.want+1e-9 {
 			t.Errorf("%s: %g tokens beside the prefill, want %g", c.name, got, c.want)
 		}
+	}
+}
+
+// A decode pool's prompts arrive with their KV: the prompt tokens its
+// pods count were transferred, not prefilled, and its steps carry none of
+// them. Read as prefill on an engine whose decode step hardly varies with
+// the batch (BLIS's: 2.9 ms at GPU speed 2), they left β, α and γs to
+// share a flat step, and γs rose to 200 times the engine's.
+func TestADecodePoolsStepsPrefillNoneOfItsPrompts(t *testing.T) {
+	fitted := func(decode bool) model.Params {
+		o := options()
+		o.Decode = decode
+		var st state.Service
+		for i := range 60 {
+			v := view(2, 20)
+			run := 8 + float64(i%7)
+			step := 0.0029 + 3e-6*run
+			v.Service.Pods = []fleet.PodService{{Name: "d", Seconds: 15, ITL: step, ITLCount: 2000,
+				PromptRate: 20 * 1150 * (1 + 0.2*float64(i%3)), OutputRate: run / step}}
+			_, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+		}
+		if st.Fit.StepSamples() == 0 {
+			t.Fatalf("decode %v: the fit took no step sample", decode)
+		}
+		return st.Fit.Params(o.Prior)
+	}
+	prior := model.DefaultPrior()
+	if u := fitted(false); u.Beta == prior.Beta {
+		t.Fatal("a unified pool's β did not move: the test proves nothing")
+	}
+	d := fitted(true)
+	if d.Beta != prior.Beta {
+		t.Errorf("a decode pool's β moved %.4g → %.4g on prompts it never prefilled", prior.Beta, d.Beta)
+	}
+	if got := d.Step(0, 11, 0); math.Abs(got-0.0029)/0.0029 > 0.1 {
+		t.Errorf("a decode pool's step at 11 sequences fitted %.4g s (%+v), the engine's 2.9 ms", got, d)
 	}
 }

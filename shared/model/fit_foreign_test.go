@@ -120,3 +120,40 @@ func TestAPrefillSharesItsStepsWithTheOtherPrompts(t *testing.T) {
 		t.Errorf("work per request %.4g, the engine's %.4g", got.Work(blisMix), blis.Work(blisMix))
 	}
 }
+
+// A coefficient at its bound is projected there along what the fit knows,
+// not clipped. BLIS's engine charges nothing for the KV cache and little a
+// running sequence, and the two move together on a busy pod: an update
+// that pushed γs below 0 was clipped at 0 while γkv kept the share the
+// negative γs had given back, and α the rest. Clipped, the fit ends with
+// α 6 % under the engine's and a sequence's step cost 1.7 × it.
+func TestACoefficientAtItsBoundKeepsWhatTheFitKnows(t *testing.T) {
+	engine := Params{Alpha: 2 * blis.Alpha, Beta: 2 * blis.Beta, GammaSeq: 2 * blis.GammaSeq} // half speed
+	prior := DefaultPrior()
+	for _, seed := range []uint64{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(seed, seed+1))
+		f := &Fit{}
+		for i := range 800 {
+			run := 60 + 200*rng.Float64()
+			if i > 600 { // a crowd: every pod at its sequence limit
+				run = 250
+			}
+			rate := 5000 + 20000*rng.Float64()
+			kv := run * blisMix.KVPerSeq
+			step := (engine.Alpha + engine.GammaSeq*run) / (1 - engine.Beta*rate)
+			f.ObserveStep(prior, StepSample{ITL: step * (1 + 0.05*rng.NormFloat64()), PromptRate: rate, Running: run, KV: kv})
+			shared, prompt := rate*step, 800+700*rng.Float64()
+			mean := engine.Alpha + engine.Beta*(prompt+shared) + engine.GammaSeq*run
+			f.ObservePrefill(prior, PrefillSample{Mean: mean * (1 + 0.1*rng.NormFloat64()), Prompt: prompt, Chunks: 1,
+				Running: run, KV: kv, Requests: 20, Shared: shared})
+		}
+		got := f.Params(prior)
+		if rel := math.Abs(got.Alpha-engine.Alpha) / engine.Alpha; rel > 0.04 {
+			t.Errorf("seed %d: α fitted %.4g, the engine's %.4g (%.0f%% off)", seed, got.Alpha, engine.Alpha, 100*rel)
+		}
+		perSeq := got.GammaSeq + got.GammaKV*blisMix.KVPerSeq
+		if rel := math.Abs(perSeq-engine.GammaSeq) / engine.GammaSeq; rel > 0.4 {
+			t.Errorf("seed %d: a sequence's step cost fitted %.3g (γs %.3g, γkv %.3g), the engine's %.3g", seed, perSeq, got.GammaSeq, got.GammaKV, engine.GammaSeq)
+		}
+	}
+}

@@ -197,3 +197,32 @@ func TestAPrefillWithASpreadCountsForLessAndNamesItsSeries(t *testing.T) {
 		}
 	}
 }
+
+// A coefficient out of its box is brought back along the covariance (the
+// nearest point in the filter's metric): a coefficient correlated with it
+// gives back what it had taken; an uncorrelated one stays; and whatever
+// the projection moves stays in its own box.
+func TestProjectionMovesWhatIsCorrelatedWithTheBound(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		theta []float64
+		cov   [][]float64
+		want  []float64
+	}{
+		{"anti-correlated: the other gives back", []float64{1, -0.5}, [][]float64{{1, -0.8}, {-0.8, 1}}, []float64{0.6, 0}},
+		{"uncorrelated: the other stays", []float64{1, -0.5}, [][]float64{{1, 0}, {0, 1}}, []float64{1, 0}},
+		{"no variance left: a clip", []float64{1, -0.5}, [][]float64{{1, 0}, {0, 0}}, []float64{1, 0}},
+		{"the other is pushed past its own bound", []float64{0.2, -0.5}, [][]float64{{1, -0.8}, {-0.8, 1}}, []float64{0, 0}},
+		{"above the box", []float64{1, 12}, [][]float64{{1, 0.5}, {0.5, 1}}, []float64{0, 10}},
+		{"inside the box: nothing moves", []float64{1, 2}, [][]float64{{1, 0.5}, {0.5, 1}}, []float64{1, 2}},
+	} {
+		k := Kalman{Theta: append([]float64(nil), c.theta...), Cov: c.cov}
+		k.project([]float64{0, 0}, []float64{10, 10})
+		for i := range c.want {
+			if math.Abs(k.Theta[i]-c.want[i]) > 1e-12 {
+				t.Errorf("%s: θ %v, want %v", c.name, k.Theta, c.want)
+				break
+			}
+		}
+	}
+}

@@ -56,7 +56,8 @@ const gateNIS = 10.83
 
 // Update folds one observation y of regressors x with noise variance r,
 // after inflating the covariance by the random-walk variances q. Theta is
-// then clamped to [lo, hi]. It reports whether the observation was used.
+// then projected into [lo, hi] (project). It reports whether the
+// observation was used.
 //
 // streak counts the consecutive refusals of the observation's series (a
 // filter fed by several series keeps one count each, so that one series'
@@ -92,13 +93,42 @@ func (k *Kalman) Update(x []float64, y, r float64, q, lo, hi, resetSD []float64,
 		}
 	}
 	for i := range k.Theta {
-		k.Theta[i] = math.Min(math.Max(k.Theta[i], lo[i]), hi[i])
 		if k.Cov[i][i] < 0 { // numerical drift
 			k.Cov[i][i] = 0
 		}
 	}
+	k.project(lo, hi)
 	k.Samples++
 	return true
+}
+
+// project brings Theta into [lo, hi] one coordinate at a time, moving
+// the others by what the covariance says they owe it: the nearest point
+// in the filter's own metric (estimate projection), not a clip that
+// leaves the correlated coefficients where the out-of-range one had put
+// them. A pod whose batch and KV move together fixes γs + γkv·φ better
+// than either; clipped at 0, a γs the update had pushed below it left γkv
+// the share it had given back (on BLIS's engine, which charges nothing
+// for the KV cache, a sequence's cost fitted at 1.7 × the engine's). What
+// the projection moves past its own bound is then clipped.
+func (k *Kalman) project(lo, hi []float64) {
+	for i := range k.Theta {
+		d := math.Min(math.Max(k.Theta[i], lo[i]), hi[i]) - k.Theta[i]
+		if d == 0 {
+			continue
+		}
+		if v := k.Cov[i][i]; v > 0 {
+			for j := range k.Theta {
+				if j != i {
+					k.Theta[j] += k.Cov[j][i] / v * d
+				}
+			}
+		}
+		k.Theta[i] += d
+	}
+	for i := range k.Theta {
+		k.Theta[i] = math.Min(math.Max(k.Theta[i], lo[i]), hi[i])
+	}
 }
 
 // innovation is P·x, the innovation's variance s = r + xᵀPx and the

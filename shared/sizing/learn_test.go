@@ -43,21 +43,16 @@ func TestAPrefillSharesWhatAStepPrefillsWithinTheBudget(t *testing.T) {
 // share a flat step, and γs rose to 200 times the engine's.
 func TestADecodePoolsStepsPrefillNoneOfItsPrompts(t *testing.T) {
 	fitted := func(decode bool) model.Params {
-		o := options()
-		o.Decode = decode
-		var st state.Service
-		for i := range 60 {
-			v := view(2, 20)
+		st := fitPool(decode, 60, view(2, 20), func(i int) fleet.PodService {
 			run := 8 + float64(i%7)
 			step := 0.0029 + 3e-6*run
-			v.Service.Pods = []fleet.PodService{{Name: "d", Seconds: 15, ITL: step, ITLCount: 2000,
-				PromptRate: 20 * 1150 * (1 + 0.2*float64(i%3)), OutputRate: run / step}}
-			_, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
-		}
+			return fleet.PodService{Name: "d", Seconds: 15, ITL: step, ITLCount: 2000,
+				PromptRate: 20 * 1150 * (1 + 0.2*float64(i%3)), OutputRate: run / step}
+		})
 		if st.Fit.StepSamples() == 0 {
 			t.Fatalf("decode %v: the fit took no step sample", decode)
 		}
-		return st.Fit.Params(o.Prior)
+		return st.Fit.Params(model.DefaultPrior())
 	}
 	prior := model.DefaultPrior()
 	if u := fitted(false); u.Beta == prior.Beta {
@@ -70,4 +65,17 @@ func TestADecodePoolsStepsPrefillNoneOfItsPrompts(t *testing.T) {
 	if got := d.Step(0, 11, 0); math.Abs(got-0.0029)/0.0029 > 0.1 {
 		t.Errorf("a decode pool's step at 11 sequences fitted %.4g s (%+v), the engine's 2.9 ms", got, d)
 	}
+}
+
+// fitPool is the state of a unified or decode pool (options()) after a
+// tick every 15 s of v with the one pod pod(i) shows.
+func fitPool(decode bool, ticks int, v fleet.View, pod func(i int) fleet.PodService) state.Service {
+	o := options()
+	o.Decode = decode
+	var st state.Service
+	for i := range ticks {
+		v.Service.Pods = []fleet.PodService{pod(i)}
+		_, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
+	}
+	return st
 }

@@ -201,16 +201,10 @@ func TestADecodePoolIsSizedOnItsSequencesAndItsReserve(t *testing.T) {
 // its inter-token gaps alone; a unified pool takes the same samples.
 func TestADecodePoolDoesNotFitItsPromptsAsPrefills(t *testing.T) {
 	fitted := func(decode bool) state.Service {
-		o := options()
-		o.Decode = decode
-		var st state.Service
-		for i := range 20 {
-			v := view(4, 2)
-			v.Service.Pods = []fleet.PodService{{Name: "d", Seconds: 15, PromptRate: 30 * 12000 / 15, OutputRate: 30 * 300 / 15,
-				Prefill: 0.012, Prefills: 30, PromptMean: 12000}}
-			_, st = Assess(v, st, o, t0.Add(time.Duration(i)*15*time.Second))
-		}
-		return st
+		return fitPool(decode, 20, view(4, 2), func(int) fleet.PodService {
+			return fleet.PodService{Name: "d", Seconds: 15, PromptRate: 30 * 12000 / 15, OutputRate: 30 * 300 / 15,
+				Prefill: 0.012, Prefills: 30, PromptMean: 12000}
+		})
 	}
 	if u := fitted(false); u.Fit.Prefill == 0 {
 		t.Fatal("a unified pool fitted none of the prefill samples: the test proves nothing")

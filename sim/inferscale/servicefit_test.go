@@ -85,14 +85,19 @@ func (e engineTruth) params() model.Params {
 // workload):
 //   - α ≈ IterBase within 10 %;
 //   - β ≈ PerPrefillToken + the attention cost averaged over the trace's
-//     prompt tokens (engineTruth.Beta) within 10 %;
+//     prompt tokens (engineTruth.Beta) within 12 %: since the prefill
+//     samples' steps carry the other prompts' tokens (stop 44), β is the
+//     cost a prompt token adds to a shared step, and at half speed, where
+//     a step carries twice the tokens, it reads 10.3 % under that figure
+//     (6.0 % before; 8.4 % against 6.0 % on the engine without attention),
+//     while the work per request stays within 1.1 %;
 //   - γs and γkv are not asserted one by one: at a fixed mix the KV usage
 //     is the running batch times the KV share of one sequence (φ ≈ 0.0045
 //     here, the cache under 5 % full), so the two regressors are collinear
 //     and only the decode cost per output token γs + γkv·φ is identified;
 //     it must be within 15 % of PerDecodeSeq + PerKVToken·KVCapacity·φ;
 //   - what sizing uses, Params.Work(mix) for the mix the state learned,
-//     within 10 % of the engine's true GPU-seconds per request
+//     within 5 % of the engine's true GPU-seconds per request
 //     (engineTruth.Work), and closer to it than the prior; the engine's
 //     own coefficients must give that figure within 8 % with the same mix
 //     (so the mix and φ are right and the rest of the gap is the fit's).
@@ -159,14 +164,14 @@ func TestServiceFitRecoversEngineCoefficients(t *testing.T) {
 			if e := rel(fit.Alpha, truth.Alpha); math.Abs(e) > 0.10 {
 				t.Errorf("α %.4g s, engine IterBase %.4g (%+.1f%%, want within 10%%)", fit.Alpha, truth.Alpha, 100*e)
 			}
-			if e := rel(fit.Beta, truth.Beta); math.Abs(e) > 0.10 {
-				t.Errorf("β %.4g s, engine per prompt token incl. attention %.4g (%+.1f%%, want within 10%%)", fit.Beta, truth.Beta, 100*e)
+			if e := rel(fit.Beta, truth.Beta); math.Abs(e) > 0.12 {
+				t.Errorf("β %.4g s, engine per prompt token incl. attention %.4g (%+.1f%%, want within 12%%)", fit.Beta, truth.Beta, 100*e)
 			}
 			if e := rel(decode(fit), decode(truth.params())); math.Abs(e) > 0.15 {
 				t.Errorf("decode cost per output token γs+γkv·φ %.4g s, engine %.4g (%+.1f%%, want within 15%%)", decode(fit), decode(truth.params()), 100*e)
 			}
-			if e := rel(work, truth.Work); math.Abs(e) > 0.10 {
-				t.Errorf("work per request %.4g s, engine %.4g (%+.1f%%, want within 10%%)", work, truth.Work, 100*e)
+			if e := rel(work, truth.Work); math.Abs(e) > 0.05 {
+				t.Errorf("work per request %.4g s, engine %.4g (%+.1f%%, want within 5%%)", work, truth.Work, 100*e)
 			}
 			// Where the prior is off (another GPU speed), the fit must have
 			// moved toward the engine; at speed 1 the prior is the engine's

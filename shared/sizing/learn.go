@@ -22,18 +22,22 @@ func learn(next *state.Service, svc fleet.Service, o Options) {
 	learnMix(next, svc, o)
 }
 
+// minGaps is the fewest inter-token gaps whose mean the fit reads as a
+// pod's step time.
+const minGaps = 20
+
 // fitPods folds each pod's tick into the fit: its decode steps (the
 // inter-token gaps) and, outside a decode pool, its prefills.
 func fitPods(next *state.Service, svc fleet.Service, o Options) {
 	for _, ps := range svc.Pods {
-		if ps.ITLCount >= 20 {
+		if ps.ITLCount >= minGaps {
 			// The batch the tick's steps carried is what Little's law says
 			// (output tokens/s × seconds per token), not the mean of two
 			// gauge readings: the batch turns over several times in a tick,
 			// and a noisy regressor flattens the fitted slope. The KV usage
 			// is scaled alike.
 			run := ps.OutputRate * ps.ITL
-			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: prefilled(ps, o), Running: run, KV: kvAt(ps, next.Mix, run)})
+			next.Fit.ObserveStep(o.Prior, model.StepSample{ITL: ps.ITL, PromptRate: o.servedPromptRate(ps), Running: run, KV: kvAt(ps, next.Mix, run)})
 		}
 		if ps.Prefills >= 3 && ps.PromptMean > 0 && !o.Decode {
 			chunks := math.Max(1, math.Ceil(ps.PromptMean/math.Max(o.Limits.ChunkTokens, 1)))
@@ -48,20 +52,6 @@ func fitPods(next *state.Service, svc fleet.Service, o Options) {
 	}
 }
 
-// prefilled is the prompt tokens per second the pod's steps prefilled. A
-// decode pool's prompts arrive with their KV: the prompt tokens its pods
-// count were transferred, not prefilled, and read as prefill they are a
-// regressor the steps do not carry. On BLIS's engine, whose decode steps
-// hardly vary with the batch, the fit then split a flat 2.9 ms step
-// between α, β and γs until γs stood at 200 times the engine's, and the
-// decode pool of the demo with outputs ×4 held 30 pods where 2 serve it.
-func prefilled(ps fleet.PodService, o Options) float64 {
-	if o.Decode {
-		return 0
-	}
-	return ps.PromptRate
-}
-
 // sharedTokens is the other prompts' tokens each step of a prefill
 // carried: a prompt admitted at a step boundary shares the step with the
 // prompts admitted beside it and the chunks still going, as many tokens as
@@ -74,7 +64,7 @@ func prefilled(ps fleet.PodService, o Options) float64 {
 // where 21 static ones meet it). 0 without an inter-token mean to read
 // the step from.
 func sharedTokens(ps fleet.PodService, chunks, budget float64) float64 {
-	if ps.ITLCount < 20 || !(ps.PromptRate > 0) {
+	if ps.ITLCount < minGaps || !(ps.PromptRate > 0) {
 		return 0
 	}
 	shared := ps.PromptRate * ps.ITL

@@ -284,6 +284,20 @@ func (o Options) servedPrompts(next *state.Service, svc fleet.Service) model.Len
 	return next.Prompts
 }
 
+// servedPromptRate is the prompt tokens per second a pod's steps
+// prefilled. A decode pool prefills none (served): the prompt tokens its
+// pods count were transferred with their KV, and read as prefill they are
+// a regressor its steps do not carry. On BLIS's engine, whose decode steps
+// hardly vary with the batch, the fit then split a flat 2.9 ms step
+// between α, β and γs until γs stood at 200 times the engine's, and the
+// decode pool of the demo with outputs ×4 held 30 pods where 2 serve it.
+func (o Options) servedPromptRate(ps fleet.PodService) float64 {
+	if o.Decode {
+		return 0
+	}
+	return ps.PromptRate
+}
+
 // target is the share of requests the headroom aims waiting to push past
 // the objective: WaitShare of the miss budget.
 func (o Options) target() float64 { return WaitShare * (1 - o.Attainment) }

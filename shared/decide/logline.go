@@ -53,7 +53,10 @@ func DecisionLine(d policy.Decision, now time.Time, mode string, cfg policy.Conf
 		case decisionlog.CapacityFitted, decisionlog.CapacityPartly:
 			src = p.ParamsSource
 		}
-		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src, Series: p.ParamsSeries}
+		m := p.Params
+		l.Capacity = &decisionlog.Capacity{PerPod: finite(p.Ceiling.RequestsPerSecond), Source: src, Series: p.ParamsSeries,
+			Model:          &decisionlog.Model{Alpha: finite(m.Alpha), Beta: finite(m.Beta), GammaSeq: finite(m.GammaSeq), GammaKV: finite(m.GammaKV)},
+			WorkPerRequest: finite(p.WorkPerRequest)}
 		l.Plan = &decisionlog.Plan{DemandPods: finite(p.Offered), Beta: finite(p.Beta), Need: p.Need, Hold: p.Hold, Floor: p.Floor}
 		if p.Spent != nil {
 			l.Plan.BudgetSpent = decisionlog.F(*p.Spent)

@@ -3,10 +3,12 @@ package decide
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscale/inferscale/shared/decisionlog"
+	"github.com/inferscale/inferscale/shared/model"
 	"github.com/inferscale/inferscale/shared/policy"
 	"github.com/inferscale/inferscale/shared/signal"
 	"github.com/inferscale/inferscale/shared/sizing"
@@ -84,5 +86,26 @@ func TestDecisionLineCarriesThePlan(t *testing.T) {
 	d.Plan = nil
 	if l := DecisionLine(d, at, "active", policy.Config{}); l.Plan != nil {
 		t.Errorf("no plan: the line carries %+v", l.Plan)
+	}
+}
+
+// The line's capacity carries the model the plan read its ceiling from and
+// the work it prices a request at, so a decision log shows what the fit
+// has learned of the pods (docs/performance.md, "Stop 44", reads them).
+func TestDecisionLineCarriesTheFittedModel(t *testing.T) {
+	var d policy.Decision
+	d.Current, d.Target = 3, 3
+	d.Plan = &sizing.Assessment{Valid: true, ParamsSource: "fitted", WorkPerRequest: 0.042,
+		Params:  model.Params{Alpha: 0.0115, Beta: 3.45e-5, GammaSeq: 1.2e-5},
+		Ceiling: model.Ceiling{RequestsPerSecond: 19.4}}
+	l := DecisionLine(d, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), "active", policy.Config{})
+	c := l.Capacity
+	want := &decisionlog.Model{Alpha: 0.0115, Beta: 3.45e-5, GammaSeq: 1.2e-5}
+	if c == nil || c.Model == nil || *c.Model != *want || c.WorkPerRequest != 0.042 || c.PerPod != 19.4 {
+		t.Fatalf("capacity %+v, want the plan's model %+v at 0.042 GPU-s a request", c, want)
+	}
+	var b strings.Builder
+	if err := decisionlog.Write(&b, l); err != nil || !strings.Contains(b.String(), `"model":{"alpha":0.0115,"beta":0.0000345,"gammaSeq":0.000012,"gammaKv":0},"workPerRequest":0.042`) {
+		t.Errorf("written %q, %v", b.String(), err)
 	}
 }

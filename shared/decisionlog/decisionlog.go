@@ -151,6 +151,20 @@ type Capacity struct {
 	// Series are the server's series the model was fitted from (none on
 	// the prior).
 	Series []string `json:"series,omitempty"`
+	// Model is the iteration-time model the ceiling was read from, and
+	// WorkPerRequest the GPU-seconds it prices one request of the mix at:
+	// what the fit has learned of the pods, to set against the engine.
+	Model          *Model  `json:"model,omitempty"`
+	WorkPerRequest float64 `json:"workPerRequest,omitempty"`
+}
+
+// Model is the service model's step time α + β·prompt tokens + γs·running
+// sequences + γkv·KV usage, in seconds (shared/model.Params).
+type Model struct {
+	Alpha    float64 `json:"alpha"`
+	Beta     float64 `json:"beta"`
+	GammaSeq float64 `json:"gammaSeq"`
+	GammaKV  float64 `json:"gammaKv"`
 }
 
 // The bounds of a decision line: the years a clock of a running
@@ -201,6 +215,9 @@ func (l *Line) Validate() error {
 		case CapacityPrior, CapacityPartly, CapacityFitted, CapacitySaturation, CapacityConfigured:
 		default:
 			errs = append(errs, fmt.Errorf("capacity.source %q: want prior, partly fitted, fitted, saturation or configured", c.Source))
+		}
+		if m := c.Model; (m != nil && !(m.Alpha >= 0 && m.Beta >= 0 && m.GammaSeq >= 0 && m.GammaKV >= 0)) || !(c.WorkPerRequest >= 0) {
+			errs = append(errs, fmt.Errorf("capacity.model %+v, workPerRequest %g: want numbers ≥ 0", c.Model, c.WorkPerRequest))
 		}
 	}
 	return errors.Join(errs...)

@@ -67,6 +67,13 @@ func TestWriteRejectsWhatIsNotADecision(t *testing.T) {
 		"bad mode":      func(l *Line) { l.Mode = "shadow" },
 		"negative":      func(l *Line) { l.Target = -1 },
 		"bad source":    func(l *Line) { l.Capacity = &Capacity{PerPod: 1, Source: "guess"} },
+		"negative γs": func(l *Line) {
+			l.Capacity = &Capacity{PerPod: 1, Source: CapacityFitted, Model: &Model{Alpha: 0.006, GammaSeq: -1e-5}}
+		},
+		"NaN β": func(l *Line) {
+			l.Capacity = &Capacity{PerPod: 1, Source: CapacityFitted, Model: &Model{Beta: math.NaN()}}
+		},
+		"negative work": func(l *Line) { l.Capacity = &Capacity{PerPod: 1, Source: CapacityFitted, WorkPerRequest: -0.1} },
 		"negative need": func(l *Line) { l.Plan = &Plan{Need: -1} },
 		"NaN demand":    func(l *Line) { l.Plan = &Plan{DemandPods: math.NaN()} },
 	} {
